@@ -1,0 +1,17 @@
+//! `cargo bench --bench flat`: the flat-cluster benchmark of `tessera bench`
+//! (exact vs first-fit decreasing at 64, 256 and 1,024 nodes).
+//! Environment: TESSERA_BENCH_SEEDS (default 5), TESSERA_BENCH_LIMIT (default 10s).
+
+fn main() {
+    let seeds = std::env::var("TESSERA_BENCH_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let limit = std::env::var("TESSERA_BENCH_LIMIT").unwrap_or_else(|_| "10s".into());
+    let limit = tessera::model::parse_duration(&limit).expect("TESSERA_BENCH_LIMIT");
+    let classes: Vec<String> = ["flat-64", "flat-256", "flat-1024"].iter().map(|s| s.to_string()).collect();
+    match tessera::bench::run(&classes, seeds, limit, &mut |l| eprintln!("{l}")) {
+        Ok(r) => println!("{r}"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The decision of one cycle: the one answer type every solver and heuristic returns.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Status {
+    /// Terms 1-3 of the objective are proven optimal.
+    Optimal,
+    /// The time budget ended first (or the solver is a heuristic): the best found.
+    Feasible,
+    /// The input was rejected.
+    Invalid,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlacedRow {
+    pub priority: i64,
+    pub placed: i64,
+    pub pending: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EvictedRow {
+    pub priority: i64,
+    pub pods: i64,
+}
+
+/// Terms 1-3 of the objective, as reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Objective {
+    #[serde(default)]
+    pub placed_by_priority: Vec<PlacedRow>,
+    #[serde(default)]
+    pub evicted_by_priority: Vec<EvictedRow>,
+    #[serde(default)]
+    pub extra_pods: i64,
+}
+
+impl Objective {
+    /// Lexicographic comparison of terms 1-3: `Greater` means `self` is better.
+    pub fn compare(&self, other: &Objective) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let placed = |o: &Objective| -> BTreeMap<i64, i64> { o.placed_by_priority.iter().map(|r| (r.priority, r.placed)).collect() };
+        let (a, b) = (placed(self), placed(other));
+        let mut levels: Vec<i64> = a.keys().chain(b.keys()).copied().collect();
+        levels.sort_unstable_by(|x, y| y.cmp(x));
+        levels.dedup();
+        for l in levels {
+            let c = a.get(&l).unwrap_or(&0).cmp(b.get(&l).unwrap_or(&0));
+            if c != Ordering::Equal {
+                return c;
+            }
+        }
+        let ev = |o: &Objective| -> BTreeMap<i64, i64> { o.evicted_by_priority.iter().map(|r| (r.priority, r.pods)).collect() };
+        let (a, b) = (ev(self), ev(other));
+        let mut levels: Vec<i64> = a.keys().chain(b.keys()).copied().collect();
+        levels.sort_unstable_by(|x, y| y.cmp(x));
+        levels.dedup();
+        for l in levels {
+            // Fewer evictions is better.
+            let c = b.get(&l).unwrap_or(&0).cmp(a.get(&l).unwrap_or(&0));
+            if c != Ordering::Equal {
+                return c;
+            }
+        }
+        self.extra_pods.cmp(&other.extra_pods)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlacedPod {
+    pub task: String,
+    pub node: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub device_ids: BTreeMap<String, Vec<usize>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Placement {
+    pub pod_group: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub domains: BTreeMap<String, String>,
+    pub pods: Vec<PlacedPod>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Unplaced {
+    pub pod_group: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Eviction {
+    pub pod: String,
+    pub preemptor: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Decision {
+    pub status: Status,
+    #[serde(default)]
+    pub objective: Objective,
+    #[serde(default)]
+    pub gap: f64,
+    #[serde(default)]
+    pub placements: Vec<Placement>,
+    #[serde(default)]
+    pub unplaced: Vec<Unplaced>,
+    #[serde(default)]
+    pub evictions: Vec<Eviction>,
+    /// Free-form diagnostics (solve time, solver name, tiers, ...).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub stats: IndexMap<String, serde_json::Value>,
+}
+
+impl Decision {
+    pub fn to_yaml(&self) -> String {
+        serde_yaml_ng::to_string(self).expect("a decision always serializes")
+    }
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a decision always serializes")
+    }
+    /// The decision with diagnostics that vary run to run (timings) removed: what
+    /// determinism tests compare.
+    pub fn without_timings(&self) -> Decision {
+        let mut d = self.clone();
+        d.stats.retain(|k, _| !k.ends_with("Millis"));
+        d
+    }
+}

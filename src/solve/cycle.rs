@@ -1,0 +1,264 @@
+//! What every solver needs to know about one cycle before deciding anything: free
+//! capacity per node and per device, which nodes each task may use, and the topology
+//! domains as dense ids. Solver-side code only; the validator (`check`) does not use it.
+
+use crate::model::*;
+use std::collections::BTreeMap;
+
+/// Free capacity of one node: plain resources and each shared device.
+#[derive(Clone, Debug)]
+pub struct NodeState {
+    /// Per resource; `i64::MAX / 4` where the node sets no limit (`pods` undeclared).
+    pub free: Vec<i64>,
+    /// Per shared resource (index into `Cycle::shared_ids`): free milli per device.
+    pub devices: Vec<Vec<i64>>,
+}
+
+/// Device choice of one new pod: resource id -> device indices.
+pub type DeviceIds = BTreeMap<ResourceId, Vec<usize>>;
+
+pub struct Cycle<'a> {
+    pub inst: &'a Instance,
+    pub pending: Vec<GroupId>,
+    pub shared_ids: Vec<ResourceId>,
+    pub nodes: Vec<NodeState>,
+    /// Per task: nodes that pass the filters and can hold at least one pod of it.
+    pub eligible: Vec<Vec<NodeId>>,
+    /// `[level][node]` -> domain id at that level.
+    pub domain_of: Vec<Vec<Option<usize>>>,
+    /// `[level][domain]` -> label value.
+    pub domain_names: Vec<Vec<String>>,
+    /// `[level][domain]` -> nodes of the domain.
+    pub domain_nodes: Vec<Vec<Vec<NodeId>>>,
+    /// Per group with a required level: the domain its bound members pin it to;
+    /// `Err` when they cannot all be in one domain.
+    pub pinned: Vec<Option<Result<usize, String>>>,
+}
+
+pub const UNLIMITED: i64 = i64::MAX / 4;
+
+/// Kubernetes taint/toleration and selector filtering of one task on one node.
+pub fn passes_filters(inst: &Instance, t: TaskId, n: NodeId) -> bool {
+    filter_failure(inst, t, n).is_none()
+}
+
+/// The first filter a node fails for a task, in words (used for explanations).
+pub fn filter_failure(inst: &Instance, t: TaskId, n: NodeId) -> Option<String> {
+    let task = &inst.tasks[t];
+    let node = &inst.nodes[n];
+    if node.unschedulable {
+        return Some("unschedulable".into());
+    }
+    for (k, v) in &task.node_selector {
+        if node.labels.get(k) != Some(v) {
+            return Some(format!("nodeSelector {k}={v}"));
+        }
+    }
+    for taint in &node.taints {
+        if taint.effect == "PreferNoSchedule" {
+            continue;
+        }
+        let tolerated = task.tolerations.iter().any(|tol| {
+            let key_ok = (tol.exists && tol.key.is_empty()) || tol.key == taint.key;
+            let value_ok = tol.exists || tol.value == taint.value;
+            let effect_ok = tol.effect.is_empty() || tol.effect == taint.effect;
+            key_ok && value_ok && effect_ok
+        });
+        if !tolerated {
+            return Some(format!("taint {}={}:{}", taint.key, taint.value, taint.effect));
+        }
+    }
+    None
+}
+
+impl<'a> Cycle<'a> {
+    pub fn new(inst: &'a Instance) -> Cycle<'a> {
+        let shared_ids: Vec<ResourceId> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
+        let pods_rid = inst.resource_id(PODS);
+        let mut nodes: Vec<NodeState> = inst
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| NodeState {
+                free: (0..inst.resources.len())
+                    .map(|r| if Some(r) == pods_rid && !node.limits_pods { UNLIMITED } else { node.allocatable[r] })
+                    .collect(),
+                devices: shared_ids.iter().map(|&r| vec![1000; inst.device_count(n, r)]).collect(),
+            })
+            .collect();
+        for p in &inst.pods {
+            let st = &mut nodes[p.node];
+            for r in 0..inst.resources.len() {
+                if st.free[r] != UNLIMITED {
+                    st.free[r] -= p.requests[r];
+                }
+            }
+            for (si, &r) in shared_ids.iter().enumerate() {
+                if let Some(ids) = p.devices.get(&r) {
+                    let per = p.requests[r].min(1000);
+                    for &d in ids {
+                        // A whole-device user leaves nothing to share.
+                        st.devices[si][d] -= if p.requests[r] >= 1000 { 1000 } else { per };
+                    }
+                }
+            }
+        }
+        // Domains per level, ids in order of first appearance over nodes.
+        let mut domain_of = Vec::new();
+        let mut domain_names = Vec::new();
+        let mut domain_nodes = Vec::new();
+        for l in 0..inst.levels.len() {
+            let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut names: Vec<String> = Vec::new();
+            let mut members: Vec<Vec<NodeId>> = Vec::new();
+            let mut of = Vec::with_capacity(inst.nodes.len());
+            for n in 0..inst.nodes.len() {
+                match inst.domain_of(n, l) {
+                    None => of.push(None),
+                    Some(v) => {
+                        let id = *ids.entry(v).or_insert_with(|| {
+                            names.push(v.to_string());
+                            members.push(Vec::new());
+                            names.len() - 1
+                        });
+                        members[id].push(n);
+                        of.push(Some(id));
+                    }
+                }
+            }
+            domain_of.push(of);
+            domain_names.push(names);
+            domain_nodes.push(members);
+        }
+        let pinned = inst
+            .groups
+            .iter()
+            .map(|g| {
+                let l = g.required?;
+                let mut dom: Option<usize> = None;
+                for &p in &g.bound {
+                    let node = inst.pods[p].node;
+                    match domain_of[l][node] {
+                        None => {
+                            return Some(Err(format!(
+                                "bound member {} runs on node {} which has no {} label",
+                                inst.pods[p].name, inst.nodes[node].name, inst.levels[l]
+                            )))
+                        }
+                        Some(d) if dom.is_some_and(|x| x != d) => {
+                            return Some(Err(format!("bound members already span several {} domains", inst.levels[l])))
+                        }
+                        Some(d) => dom = Some(d),
+                    }
+                }
+                dom.map(Ok)
+            })
+            .collect();
+        let pending: Vec<GroupId> = inst.pending_groups().collect();
+        let mut cycle = Cycle { inst, pending, shared_ids, nodes, eligible: vec![Vec::new(); inst.tasks.len()], domain_of, domain_names, domain_nodes, pinned };
+        for t in 0..inst.tasks.len() {
+            let task = &inst.tasks[t];
+            if task.count == 0 {
+                continue;
+            }
+            let g = &inst.groups[task.group];
+            let elig: Vec<NodeId> = (0..inst.nodes.len())
+                .filter(|&n| {
+                    if let Some(l) = g.required {
+                        match (&cycle.pinned[task.group], cycle.domain_of[l][n]) {
+                            (_, None) => return false,
+                            (Some(Err(_)), _) => return false,
+                            (Some(Ok(d)), Some(x)) if *d != x => return false,
+                            _ => {}
+                        }
+                    }
+                    if let Some((l, _)) = task.slice {
+                        if cycle.domain_of[l][n].is_none() {
+                            return false;
+                        }
+                    }
+                    passes_filters(inst, t, n) && cycle.max_pods(t, n) > 0
+                })
+                .collect();
+            cycle.eligible[t] = elig;
+        }
+        cycle
+    }
+
+    /// An upper bound on pods of task `t` that node `n` can hold alone (exact per
+    /// resource; per device for shared resources).
+    pub fn max_pods(&self, t: TaskId, n: NodeId) -> i64 {
+        let task = &self.inst.tasks[t];
+        let st = &self.nodes[n];
+        let mut best = task.count;
+        for r in 0..self.inst.resources.len() {
+            let q = task.requests[r];
+            if q == 0 {
+                continue;
+            }
+            if self.inst.shared[r] {
+                let si = self.shared_ids.iter().position(|&x| x == r).unwrap();
+                let devs = &st.devices[si];
+                let fit = if q < 1000 {
+                    devs.iter().map(|&f| f.max(0) / q).sum::<i64>()
+                } else {
+                    devs.iter().filter(|&&f| f == 1000).count() as i64 / (q / 1000)
+                };
+                best = best.min(fit);
+            } else {
+                best = best.min(st.free[r].max(0) / q);
+            }
+        }
+        best
+    }
+}
+
+impl NodeState {
+    /// Places one pod of `task` here if it fits; returns its devices.
+    pub fn take(&mut self, inst: &Instance, shared_ids: &[ResourceId], requests: &[i64]) -> Option<DeviceIds> {
+        for r in 0..requests.len() {
+            if !inst.shared[r] && requests[r] > self.free[r] {
+                return None;
+            }
+        }
+        let mut chosen = DeviceIds::new();
+        for (si, &r) in shared_ids.iter().enumerate() {
+            let q = requests[r];
+            if q == 0 {
+                continue;
+            }
+            let devs = &self.devices[si];
+            if q < 1000 {
+                // Best fit: the fullest device that still holds the share, so whole
+                // devices stay free for integral requests.
+                let d = (0..devs.len()).filter(|&d| devs[d] >= q).min_by_key(|&d| (devs[d], d))?;
+                chosen.insert(r, vec![d]);
+            } else {
+                let k = (q / 1000) as usize;
+                let free: Vec<usize> = (0..devs.len()).filter(|&d| devs[d] == 1000).take(k).collect();
+                if free.len() < k {
+                    return None;
+                }
+                chosen.insert(r, free);
+            }
+        }
+        self.apply(inst, shared_ids, requests, &chosen);
+        Some(chosen)
+    }
+
+    pub fn apply(&mut self, inst: &Instance, shared_ids: &[ResourceId], requests: &[i64], devices: &DeviceIds) {
+        for r in 0..requests.len() {
+            if self.free[r] != UNLIMITED {
+                self.free[r] -= requests[r];
+            }
+        }
+        for (si, &r) in shared_ids.iter().enumerate() {
+            if let Some(ids) = devices.get(&r) {
+                for &d in ids {
+                    self.devices[si][d] -= if requests[r] >= 1000 { 1000 } else { requests[r] };
+                }
+            }
+        }
+        let _ = inst;
+    }
+}

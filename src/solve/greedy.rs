@@ -1,0 +1,257 @@
+//! First-fit-decreasing gang placement: the baseline heuristic and the warm start of
+//! the exact solver.
+//!
+//! Groups go by priority (highest first), then by decreasing size, then FIFO; each group
+//! is placed all-or-nothing: its minimum pods first (largest task first, pod by pod,
+//! first fit over the nodes in input order), then its elastic pods. This is the
+//! "first-fit decreasing" vector bin-packing rule applied per gang, the baseline the
+//! issue asks the exact solver to be compared with.
+
+use super::assemble::{assemble, Assignment, NewPod};
+use super::cycle::{Cycle, NodeState};
+use super::*;
+use crate::decision::Status;
+use crate::model::*;
+
+pub struct FirstFitDecreasing;
+
+impl Solver for FirstFitDecreasing {
+    fn name(&self) -> &'static str {
+        "ffd"
+    }
+    fn describe(&self) -> &'static str {
+        "first-fit decreasing: groups by priority then size, all-or-nothing, pods first fit on nodes in input order"
+    }
+    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+        let start = std::time::Instant::now();
+        let cycle = Cycle::new(inst);
+        let a = place_in_order(&cycle, &ffd_order(&cycle));
+        let mut d = assemble(&cycle, &a, Status::Feasible, f64::NAN);
+        d.stats.insert("solver".into(), "ffd".into());
+        d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
+        d
+    }
+}
+
+/// A pod's size: the sum over resources of its share of the largest node.
+pub fn task_size(cycle: &Cycle, t: TaskId) -> f64 {
+    let inst = cycle.inst;
+    let mut s = 0.0;
+    for r in 0..inst.resources.len() {
+        let max = inst.nodes.iter().map(|n| n.allocatable[r]).max().unwrap_or(0);
+        if max > 0 && Some(r) != inst.resource_id(PODS) {
+            s += inst.tasks[t].requests[r] as f64 / max as f64;
+        }
+    }
+    s
+}
+
+/// Priority first, then decreasing minimum size, then FIFO.
+pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
+    let inst = cycle.inst;
+    let size = |g: GroupId| -> f64 {
+        inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum()
+    };
+    let mut order = cycle.pending.clone();
+    order.sort_by(|&a, &b| {
+        let (ga, gb) = (&inst.groups[a], &inst.groups[b]);
+        gb.priority
+            .cmp(&ga.priority)
+            .then(size(b).partial_cmp(&size(a)).unwrap_or(std::cmp::Ordering::Equal))
+            .then(ga.created_at.cmp(&gb.created_at))
+            .then(ga.order.cmp(&gb.order))
+    });
+    order
+}
+
+/// Places groups one by one in `order`; each is placed whole or not at all.
+pub fn place_in_order(cycle: &Cycle, order: &[GroupId]) -> Assignment {
+    let mut states = cycle.nodes.clone();
+    let mut a = Assignment::empty(cycle.inst);
+    for &g in order {
+        if let Some((pods, dom)) = place_group(cycle, &mut states, g) {
+            a.pods[g] = pods;
+            a.domain[g] = dom;
+        }
+    }
+    a
+}
+
+/// Undo log so a failed group attempt costs only what it touched.
+struct Trial<'s> {
+    states: &'s mut Vec<NodeState>,
+    saved: Vec<(NodeId, NodeState)>,
+    pods: Vec<NewPod>,
+}
+
+impl<'s> Trial<'s> {
+    fn take(&mut self, cycle: &Cycle, t: TaskId, n: NodeId) -> bool {
+        let before = self.states[n].clone();
+        match self.states[n].take(cycle.inst, &cycle.shared_ids, &cycle.inst.tasks[t].requests) {
+            Some(devices) => {
+                self.saved.push((n, before));
+                self.pods.push(NewPod { task: t, node: n, devices });
+                true
+            }
+            None => false,
+        }
+    }
+    fn mark(&self) -> (usize, usize) {
+        (self.saved.len(), self.pods.len())
+    }
+    fn rollback(&mut self, mark: (usize, usize)) {
+        while self.saved.len() > mark.0 {
+            let (n, st) = self.saved.pop().unwrap();
+            self.states[n] = st;
+        }
+        self.pods.truncate(mark.1);
+    }
+}
+
+/// Adds up to `want` pods of task `t` on `nodes` (slices: whole slices only). Returns the
+/// number added.
+fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want: i64) -> i64 {
+    let task = &cycle.inst.tasks[t];
+    match task.slice {
+        None => {
+            let mut added = 0;
+            let mut i = 0;
+            while added < want && i < nodes.len() {
+                if trial.take(cycle, t, nodes[i]) {
+                    added += 1;
+                } else {
+                    i += 1;
+                }
+            }
+            added
+        }
+        Some((level, size)) => {
+            let mut added = 0;
+            // Slice domains in order of first appearance among the allowed nodes.
+            let mut doms: Vec<usize> = Vec::new();
+            for &n in nodes {
+                if let Some(d) = cycle.domain_of[level][n] {
+                    if !doms.contains(&d) {
+                        doms.push(d);
+                    }
+                }
+            }
+            for d in doms {
+                let in_dom: Vec<NodeId> = nodes.iter().copied().filter(|&n| cycle.domain_of[level][n] == Some(d)).collect();
+                loop {
+                    if added + size > want {
+                        return added;
+                    }
+                    let mark = trial.mark();
+                    let mut got = 0;
+                    let mut i = 0;
+                    while got < size && i < in_dom.len() {
+                        if trial.take(cycle, t, in_dom[i]) {
+                            got += 1;
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    if got < size {
+                        trial.rollback(mark);
+                        break;
+                    }
+                    added += size;
+                }
+            }
+            added
+        }
+    }
+}
+
+/// Rounds `n` up to a whole number of slices of task `t`.
+fn round_to_slices(cycle: &Cycle, t: TaskId, n: i64) -> i64 {
+    match cycle.inst.tasks[t].slice {
+        Some((_, k)) => (n + k - 1) / k * k,
+        None => n,
+    }
+}
+
+/// Tries to place group `g` whole; on success the node states keep its pods.
+pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Option<(Vec<NewPod>, Option<usize>)> {
+    let inst = cycle.inst;
+    let grp = &inst.groups[g];
+    let mut tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
+    tasks.sort_by(|&a, &b| task_size(cycle, b).partial_cmp(&task_size(cycle, a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+    let candidates: Vec<Option<usize>> = match grp.required {
+        None => vec![None],
+        Some(l) => match &cycle.pinned[g] {
+            Some(Err(_)) => vec![],
+            Some(Ok(d)) => vec![Some(*d)],
+            None => {
+                let mut doms: Vec<usize> = Vec::new();
+                for &t in &tasks {
+                    for &n in &cycle.eligible[t] {
+                        if let Some(d) = cycle.domain_of[l][n] {
+                            if !doms.contains(&d) {
+                                doms.push(d);
+                            }
+                        }
+                    }
+                }
+                doms.sort_unstable();
+                doms.into_iter().map(Some).collect()
+            }
+        },
+    };
+    for dom in candidates {
+        let allowed = |t: TaskId| -> Vec<NodeId> {
+            cycle.eligible[t]
+                .iter()
+                .copied()
+                .filter(|&n| dom.is_none_or(|d| cycle.domain_of[grp.required.unwrap()][n] == Some(d)))
+                .collect()
+        };
+        let mut trial = Trial { states, saved: Vec::new(), pods: Vec::new() };
+        let mut placed = vec![0i64; inst.tasks.len()];
+        let mut ok = true;
+        if grp.policy == Policy::Gang {
+            for &t in &tasks {
+                let need = round_to_slices(cycle, t, inst.tasks[t].min_count);
+                if need > inst.tasks[t].count {
+                    ok = false;
+                    break;
+                }
+                let got = add_pods(cycle, &mut trial, t, &allowed(t), need);
+                placed[t] += got;
+                if got < need {
+                    ok = false;
+                    break;
+                }
+            }
+            // The group minimum beyond the task minimums.
+            let mut missing = inst.min_new_pods(g) - placed.iter().sum::<i64>();
+            if ok {
+                for &t in &tasks {
+                    if missing <= 0 {
+                        break;
+                    }
+                    let room = inst.tasks[t].count - placed[t];
+                    let want = round_to_slices(cycle, t, missing).min(room);
+                    let got = add_pods(cycle, &mut trial, t, &allowed(t), want);
+                    placed[t] += got;
+                    missing -= got;
+                }
+                ok = missing <= 0;
+            }
+        }
+        if ok {
+            // Elastic pods up to each task's count.
+            for &t in &tasks {
+                let room = inst.tasks[t].count - placed[t];
+                placed[t] += add_pods(cycle, &mut trial, t, &allowed(t), room);
+            }
+            ok = placed.iter().sum::<i64>() >= inst.min_new_pods(g);
+        }
+        if ok {
+            return Some((trial.pods, dom));
+        }
+        trial.rollback((0, 0));
+    }
+    None
+}

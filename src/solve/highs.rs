@@ -1,0 +1,288 @@
+//! The one module that talks to HiGHS (through `highs-sys`).
+//!
+//! Why the raw C API and not `good_lp` or `highs::Model`: we need three things those
+//! wrappers do not all give us — a MIP start (warm start from the greedy incumbent), an
+//! interrupt callback (HiGHS's own `time_limit` is soft; runs overshooting 10x were seen
+//! here) and the dual bound / gap of an interrupted run. Everything else in the crate sees
+//! only [`Mip`] (plain data, `Send`) and [`MipResult`].
+
+use highs_sys::*;
+use std::ffi::{c_int, c_void, CString};
+use std::time::Instant;
+
+/// A MIP in row form, solver-agnostic plain data. Objective is maximized.
+#[derive(Clone, Debug, Default)]
+pub struct Mip {
+    pub col_lower: Vec<f64>,
+    pub col_upper: Vec<f64>,
+    pub col_cost: Vec<f64>,
+    pub col_integer: Vec<bool>,
+    pub col_names: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    pub lower: f64,
+    pub upper: f64,
+    pub entries: Vec<(usize, f64)>,
+}
+
+pub const INF: f64 = f64::INFINITY;
+
+impl Mip {
+    pub fn add_col(&mut self, lower: f64, upper: f64, integer: bool, name: impl Into<String>) -> usize {
+        self.col_lower.push(lower);
+        self.col_upper.push(upper);
+        self.col_cost.push(0.0);
+        self.col_integer.push(integer);
+        self.col_names.push(name.into());
+        self.col_lower.len() - 1
+    }
+    pub fn add_row(&mut self, lower: f64, upper: f64, entries: Vec<(usize, f64)>) {
+        self.rows.push(Row { lower, upper, entries });
+    }
+    pub fn num_cols(&self) -> usize {
+        self.col_lower.len()
+    }
+
+    /// CPLEX LP text (what `models/*.lp` holds); readable by HiGHS, CPLEX, Gurobi, SCIP.
+    pub fn to_lp(&self) -> String {
+        use std::fmt::Write;
+        let name = |c: usize| self.col_names[c].replace(['[', ']', ',', ' ', '/', ':'], "_");
+        let term = |out: &mut String, first: bool, c: usize, v: f64| {
+            let sign = if v < 0.0 { "-" } else if first { "" } else { "+" };
+            let a = v.abs();
+            if a == 1.0 {
+                let _ = write!(out, " {sign} {}", name(c));
+            } else {
+                let _ = write!(out, " {sign} {a} {}", name(c));
+            }
+        };
+        let mut out = String::from("\\ Tessera cycle model (maximize)\nMaximize\n obj:");
+        let mut first = true;
+        for c in 0..self.num_cols() {
+            if self.col_cost[c] != 0.0 {
+                term(&mut out, first, c, self.col_cost[c]);
+                first = false;
+            }
+        }
+        if first {
+            out.push_str(" 0");
+        }
+        out.push_str("\nSubject To\n");
+        for (i, r) in self.rows.iter().enumerate() {
+            let mut body = String::new();
+            for (k, &(c, v)) in r.entries.iter().enumerate() {
+                term(&mut body, k == 0, c, v);
+            }
+            if r.lower == r.upper {
+                let _ = writeln!(out, " r{i}:{body} = {}", r.lower);
+            } else {
+                if r.lower > -INF {
+                    let _ = writeln!(out, " r{i}_lo:{body} >= {}", r.lower);
+                }
+                if r.upper < INF {
+                    let _ = writeln!(out, " r{i}_up:{body} <= {}", r.upper);
+                }
+            }
+        }
+        out.push_str("Bounds\n");
+        for c in 0..self.num_cols() {
+            let _ = writeln!(out, " {} <= {} <= {}", self.col_lower[c], name(c), self.col_upper[c]);
+        }
+        out.push_str("General\n");
+        for c in 0..self.num_cols() {
+            if self.col_integer[c] {
+                let _ = writeln!(out, " {}", name(c));
+            }
+        }
+        out.push_str("End\n");
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MipStatus {
+    /// Proven within the requested gap.
+    Optimal,
+    /// Stopped by the deadline or a limit with an incumbent.
+    Interrupted,
+    Infeasible,
+    /// Stopped with no solution (only possible without a warm start).
+    NoSolution,
+    Error,
+}
+
+#[derive(Clone, Debug)]
+pub struct MipResult {
+    pub status: MipStatus,
+    pub values: Vec<f64>,
+    pub objective: f64,
+    pub dual_bound: f64,
+    pub nodes: i64,
+}
+
+pub struct MipParams {
+    pub deadline: Instant,
+    pub rel_gap: f64,
+    pub abs_gap: f64,
+}
+
+struct Guard(*mut c_void);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        unsafe { Highs_destroy(self.0) }
+    }
+}
+
+// HiGHS callback types (highs_c_api.h); bindgen does not export `static const` values.
+const CB_SIMPLEX_INTERRUPT: c_int = 1;
+const CB_IPM_INTERRUPT: c_int = 2;
+const CB_MIP_INTERRUPT: c_int = 6;
+
+extern "C" fn interrupt_cb(
+    _kind: c_int,
+    _msg: *const std::ffi::c_char,
+    _out: *const HighsCallbackDataOut,
+    data_in: *mut HighsCallbackDataIn,
+    user: *mut c_void,
+) {
+    // SAFETY: `user` is the `&Instant` passed to Highs_setCallback, alive during Highs_run.
+    let deadline = unsafe { &*(user as *const Instant) };
+    if Instant::now() >= *deadline && !data_in.is_null() {
+        unsafe { (*data_in).user_interrupt = 1 };
+    }
+}
+
+fn set_opt_bool(h: *mut c_void, name: &str, v: bool) {
+    let n = CString::new(name).unwrap();
+    unsafe { Highs_setBoolOptionValue(h, n.as_ptr(), v as HighsInt) };
+}
+fn set_opt_int(h: *mut c_void, name: &str, v: i64) {
+    let n = CString::new(name).unwrap();
+    unsafe { Highs_setIntOptionValue(h, n.as_ptr(), v as HighsInt) };
+}
+fn set_opt_f64(h: *mut c_void, name: &str, v: f64) {
+    let n = CString::new(name).unwrap();
+    unsafe { Highs_setDoubleOptionValue(h, n.as_ptr(), v) };
+}
+fn set_opt_str(h: *mut c_void, name: &str, v: &str) {
+    let n = CString::new(name).unwrap();
+    let v = CString::new(v).unwrap();
+    unsafe { Highs_setStringOptionValue(h, n.as_ptr(), v.as_ptr()) };
+}
+fn info_f64(h: *mut c_void, name: &str) -> f64 {
+    let n = CString::new(name).unwrap();
+    let mut v = 0.0;
+    unsafe { Highs_getDoubleInfoValue(h, n.as_ptr(), &mut v) };
+    v
+}
+fn info_i64(h: *mut c_void, name: &str) -> i64 {
+    let n = CString::new(name).unwrap();
+    let mut v: i64 = 0;
+    unsafe { Highs_getInt64InfoValue(h, n.as_ptr(), &mut v) };
+    v
+}
+
+/// Solves `mip` (maximize), starting from `start` when given, returning by `deadline`
+/// (give or take the time HiGHS takes to notice the interrupt).
+pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult {
+    let n = mip.num_cols();
+    let fail = |status| MipResult { status, values: start.map(|s| s.to_vec()).unwrap_or_default(), objective: f64::NAN, dual_bound: f64::NAN, nodes: 0 };
+    let remaining = params.deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return fail(MipStatus::NoSolution);
+    }
+    // Column-wise sparse matrix.
+    let mut col_entries: Vec<Vec<(i32, f64)>> = vec![Vec::new(); n];
+    for (i, r) in mip.rows.iter().enumerate() {
+        for &(c, v) in &r.entries {
+            if v != 0.0 {
+                col_entries[c].push((i as i32, v));
+            }
+        }
+    }
+    let mut a_start = Vec::with_capacity(n);
+    let mut a_index = Vec::new();
+    let mut a_value = Vec::new();
+    for e in &col_entries {
+        a_start.push(a_index.len() as HighsInt);
+        for &(i, v) in e {
+            a_index.push(i as HighsInt);
+            a_value.push(v);
+        }
+    }
+    let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
+    let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
+    let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
+    let deadline = params.deadline;
+    unsafe {
+        let h = Guard(Highs_create());
+        set_opt_bool(h.0, "output_flag", false);
+        set_opt_int(h.0, "threads", 1);
+        set_opt_int(h.0, "random_seed", 0);
+        set_opt_str(h.0, "presolve", "on");
+        set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
+        set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
+        set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);
+        let status = Highs_passMip(
+            h.0,
+            n as HighsInt,
+            mip.rows.len() as HighsInt,
+            a_index.len() as HighsInt,
+            1, // column-wise
+            -1, // maximize
+            0.0,
+            mip.col_cost.as_ptr(),
+            mip.col_lower.as_ptr(),
+            mip.col_upper.as_ptr(),
+            row_lower.as_ptr(),
+            row_upper.as_ptr(),
+            a_start.as_ptr(),
+            a_index.as_ptr(),
+            a_value.as_ptr(),
+            integrality.as_ptr(),
+        );
+        if status < 0 {
+            return fail(MipStatus::Error);
+        }
+        if let Some(s) = start {
+            Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null());
+        }
+        Highs_setCallback(h.0, Some(interrupt_cb), &deadline as *const Instant as *mut c_void);
+        for cb in [CB_SIMPLEX_INTERRUPT, CB_IPM_INTERRUPT, CB_MIP_INTERRUPT] {
+            Highs_startCallback(h.0, cb as HighsInt);
+        }
+        let run = Highs_run(h.0);
+        let model_status = Highs_getModelStatus(h.0);
+        // kHighsModelStatus: 7 optimal, 8 infeasible, 13 time limit, 15 solution limit,
+        // 16 interrupt, 14 iteration limit, 17 memory limit.
+        let mut values = vec![0.0; n];
+        let primal_status = {
+            let name = CString::new("primal_solution_status").unwrap();
+            let mut v: HighsInt = 0;
+            Highs_getIntInfoValue(h.0, name.as_ptr(), &mut v);
+            v
+        };
+        let has_solution = primal_status == 2;
+        if has_solution {
+            let mut rows = vec![0.0; mip.rows.len()];
+            Highs_getSolution(h.0, values.as_mut_ptr(), std::ptr::null_mut(), rows.as_mut_ptr(), std::ptr::null_mut());
+        }
+        let objective = info_f64(h.0, "objective_function_value");
+        let dual_bound = info_f64(h.0, "mip_dual_bound");
+        let nodes = info_i64(h.0, "mip_node_count");
+        let status = match model_status {
+            _ if run < 0 && !has_solution => MipStatus::Error,
+            7 => MipStatus::Optimal,
+            8 => MipStatus::Infeasible,
+            _ if has_solution => MipStatus::Interrupted,
+            _ => MipStatus::NoSolution,
+        };
+        if !has_solution {
+            return MipResult { status, values: start.map(|s| s.to_vec()).unwrap_or_default(), objective: f64::NAN, dual_bound, nodes };
+        }
+        MipResult { status, values, objective, dual_bound, nodes }
+    }
+}

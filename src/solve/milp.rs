@@ -1,0 +1,484 @@
+//! The cycle MILP (written down in `models/cycle.md`).
+//!
+//! Variables are integer counts of identical pending pods per (task, node) — not one
+//! binary per pod — plus one binary per pending group, one per (group, candidate domain)
+//! of a required level, slice counts, per-device counts for fractional shared devices,
+//! and per-domain "used" binaries for preferred topology.
+//!
+//! The objective is a list of lexicographic components; [`CycleModel::tiers`] merges
+//! consecutive components into one weighted objective only where integer weights make
+//! the merge provably exact (every unit of an earlier component outweighs the whole
+//! range of the later ones) and the weights stay small enough for double precision.
+
+use super::assemble::{Assignment, NewPod};
+use super::cycle::{Cycle, DeviceIds, UNLIMITED};
+use super::highs::{Mip, INF};
+use crate::model::*;
+use std::collections::{BTreeMap, HashMap};
+
+/// Largest objective magnitude of one exactly-solved tier. With integer objectives and
+/// `mip_abs_gap < 1`, values below 1e6 keep HiGHS's double-precision bound well inside
+/// the 0.5 that separates integers.
+const EXACT_MAGNITUDE: f64 = 1.0e6;
+
+/// One lexicographic objective component (maximized, integer-valued).
+#[derive(Clone, Debug)]
+pub struct Component {
+    pub name: String,
+    pub coefs: Vec<(usize, f64)>,
+    /// max - min over feasible solutions (an upper bound).
+    pub range: f64,
+    /// Part of terms 1-3 (proven), or a best-effort term-4 preference.
+    pub exact: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Tier {
+    pub names: Vec<String>,
+    pub coefs: Vec<(usize, f64)>,
+    pub exact: bool,
+}
+
+/// Per (node, shared resource): the device-level columns.
+#[derive(Clone, Debug, Default)]
+struct DeviceBlock {
+    node: NodeId,
+    resource: ResourceId,
+    /// (task, device, col): fractional pods of a task on one device.
+    z: Vec<(TaskId, usize, usize)>,
+    /// (device, col): a completely free device taken whole by integral requests.
+    w: Vec<(usize, usize)>,
+}
+
+pub struct CycleModel {
+    pub mip: Mip,
+    pub components: Vec<Component>,
+    y: Vec<Option<usize>>,
+    x: BTreeMap<(TaskId, NodeId), usize>,
+    /// Per group: (domain, col) at its required level.
+    dsel: Vec<Vec<(usize, usize)>>,
+    /// (task, domain, col): number of slices of the task in a domain of its slice level.
+    slices: Vec<(TaskId, usize, usize)>,
+    /// Per group: (domain, col) used at its preferred level.
+    used: Vec<Vec<(usize, usize)>>,
+    blocks: Vec<DeviceBlock>,
+}
+
+fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
+    // MostAllocated: the fuller a node already is, the better a place for new pods.
+    let inst = cycle.inst;
+    let (mut sum, mut k) = (0.0, 0.0);
+    for r in 0..inst.resources.len() {
+        let alloc = inst.nodes[n].allocatable[r];
+        if alloc > 0 && cycle.nodes[n].free[r] != UNLIMITED && inst.resources[r] != PODS {
+            sum += (alloc - cycle.nodes[n].free[r]) as f64 / alloc as f64;
+            k += 1.0;
+        }
+    }
+    1.0 + (9.0 * if k > 0.0 { sum / k } else { 0.0 }).round()
+}
+
+impl CycleModel {
+    pub fn build(cycle: &Cycle) -> CycleModel {
+        let inst = cycle.inst;
+        let mut mip = Mip::default();
+        let mut y = vec![None; inst.groups.len()];
+        let mut x = BTreeMap::new();
+        let mut dsel = vec![Vec::new(); inst.groups.len()];
+        let mut used = vec![Vec::new(); inst.groups.len()];
+        let mut slices = Vec::new();
+        let mut blocks = Vec::new();
+
+        for &g in &cycle.pending {
+            let grp = &inst.groups[g];
+            let yc = mip.add_col(0.0, 1.0, true, format!("y[{}]", grp.name));
+            y[g] = Some(yc);
+            let mut all_x: Vec<usize> = Vec::new();
+            for &t in &grp.tasks {
+                let task = &inst.tasks[t];
+                if task.count == 0 {
+                    continue;
+                }
+                let mut tx = Vec::new();
+                for &n in &cycle.eligible[t] {
+                    let ub = cycle.max_pods(t, n);
+                    let c = mip.add_col(0.0, ub as f64, true, format!("x[{}/{},{}]", grp.name, task.name, inst.nodes[n].name));
+                    x.insert((t, n), c);
+                    tx.push(c);
+                }
+                all_x.extend(&tx);
+                let sum: Vec<(usize, f64)> = tx.iter().map(|&c| (c, 1.0)).collect();
+                // Per task: at most count, and (gang) at least minCount when placed.
+                let mut up = sum.clone();
+                up.push((yc, -(task.count as f64)));
+                mip.add_row(-INF, 0.0, up);
+                if grp.policy == Policy::Gang && task.min_count > 0 {
+                    let mut lo = sum.clone();
+                    lo.push((yc, -(task.min_count as f64)));
+                    mip.add_row(0.0, INF, lo);
+                }
+                // Slices: pods of the task in each domain of the slice level come in
+                // multiples of size.
+                if let Some((l, k)) = task.slice {
+                    let mut per_dom: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+                    for &n in &cycle.eligible[t] {
+                        per_dom.entry(cycle.domain_of[l][n].expect("eligible nodes have the slice label")).or_default().push(x[&(t, n)]);
+                    }
+                    for (d, cols) in per_dom {
+                        let s = mip.add_col(0.0, (task.count / k) as f64, true, format!("s[{}/{},{}]", grp.name, task.name, cycle.domain_names[l][d]));
+                        slices.push((t, d, s));
+                        let mut e: Vec<(usize, f64)> = cols.iter().map(|&c| (c, 1.0)).collect();
+                        e.push((s, -(k as f64)));
+                        mip.add_row(0.0, 0.0, e);
+                    }
+                }
+            }
+            // Group minimum (gang: new + bound >= minCount and the task minimums;
+            // basic: at least one pod).
+            let mut e: Vec<(usize, f64)> = all_x.iter().map(|&c| (c, 1.0)).collect();
+            e.push((yc, -(inst.min_new_pods(g) as f64)));
+            mip.add_row(0.0, INF, e);
+            let max_new = inst.max_new_pods(g) as f64;
+            // Required topology: exactly one domain when placed, pods only there.
+            if let Some(l) = grp.required {
+                let mut per_dom: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+                for &t in &grp.tasks {
+                    for &n in &cycle.eligible[t] {
+                        per_dom.entry(cycle.domain_of[l][n].unwrap()).or_default().push(x[&(t, n)]);
+                    }
+                }
+                let mut pick = vec![(yc, -1.0)];
+                for (d, cols) in per_dom {
+                    let dc = mip.add_col(0.0, 1.0, true, format!("d[{},{}]", grp.name, cycle.domain_names[l][d]));
+                    dsel[g].push((d, dc));
+                    pick.push((dc, 1.0));
+                    let cap: f64 = cols.iter().map(|&c| mip.col_upper[c]).sum::<f64>().min(max_new);
+                    let mut e: Vec<(usize, f64)> = cols.iter().map(|&c| (c, 1.0)).collect();
+                    e.push((dc, -cap));
+                    mip.add_row(-INF, 0.0, e);
+                }
+                mip.add_row(0.0, 0.0, pick);
+            }
+            // Preferred topology: count the domains used.
+            if let Some(l) = grp.preferred {
+                let mut per_dom: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+                for &t in &grp.tasks {
+                    for &n in &cycle.eligible[t] {
+                        if let Some(d) = cycle.domain_of[l][n] {
+                            per_dom.entry(d).or_default().push(x[&(t, n)]);
+                        }
+                    }
+                }
+                for (d, cols) in per_dom {
+                    let uc = mip.add_col(0.0, 1.0, true, format!("u[{},{}]", grp.name, cycle.domain_names[l][d]));
+                    used[g].push((d, uc));
+                    let cap: f64 = cols.iter().map(|&c| mip.col_upper[c]).sum::<f64>().min(max_new);
+                    let mut e: Vec<(usize, f64)> = cols.iter().map(|&c| (c, 1.0)).collect();
+                    e.push((uc, -cap));
+                    mip.add_row(-INF, 0.0, e);
+                }
+            }
+        }
+
+        // Capacity, per node: plain resources as sums, shared devices per device.
+        let mut on_node: Vec<Vec<(TaskId, usize)>> = vec![Vec::new(); inst.nodes.len()];
+        for (&(t, n), &c) in &x {
+            on_node[n].push((t, c));
+        }
+        for n in 0..inst.nodes.len() {
+            let vars = &on_node[n];
+            if vars.is_empty() {
+                continue;
+            }
+            let st = &cycle.nodes[n];
+            for r in 0..inst.resources.len() {
+                if inst.shared[r] || st.free[r] == UNLIMITED {
+                    continue;
+                }
+                let e: Vec<(usize, f64)> = vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r] as f64)).collect();
+                let worst: f64 = e.iter().map(|&(c, q)| q * mip.col_upper[c]).sum();
+                if worst > st.free[r] as f64 {
+                    mip.add_row(-INF, st.free[r] as f64, e);
+                }
+            }
+            for (si, &r) in cycle.shared_ids.iter().enumerate() {
+                let frac: Vec<(TaskId, usize)> = vars.iter().copied().filter(|(t, _)| (1..1000).contains(&inst.tasks[*t].requests[r])).collect();
+                let whole: Vec<(TaskId, usize)> = vars.iter().copied().filter(|(t, _)| inst.tasks[*t].requests[r] >= 1000).collect();
+                if frac.is_empty() && whole.is_empty() {
+                    continue;
+                }
+                let devs = &st.devices[si];
+                let free_devices = devs.iter().filter(|&&f| f == 1000).count() as f64;
+                let whole_e: Vec<(usize, f64)> = whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / 1000) as f64)).collect();
+                if frac.is_empty() {
+                    let worst: f64 = whole_e.iter().map(|&(c, k)| k * mip.col_upper[c]).sum();
+                    if worst > free_devices {
+                        mip.add_row(-INF, free_devices, whole_e);
+                    }
+                    continue;
+                }
+                let mut block = DeviceBlock { node: n, resource: r, ..Default::default() };
+                let mut per_task: HashMap<TaskId, Vec<(usize, f64)>> = HashMap::new();
+                let mut prev_w: Option<usize> = None;
+                for (d, &f) in devs.iter().enumerate() {
+                    if f <= 0 {
+                        continue;
+                    }
+                    let mut row = Vec::new();
+                    for &(t, _) in &frac {
+                        let q = inst.tasks[t].requests[r];
+                        if q <= f {
+                            let zc = mip.add_col(0.0, (f / q).min(inst.tasks[t].count) as f64, true, format!("z[{},{},{}]", inst.tasks[t].name, inst.nodes[n].name, d));
+                            block.z.push((t, d, zc));
+                            per_task.entry(t).or_default().push((zc, -1.0));
+                            row.push((zc, q as f64));
+                        }
+                    }
+                    if f == 1000 && !whole.is_empty() {
+                        let wc = mip.add_col(0.0, 1.0, true, format!("w[{},{}]", inst.nodes[n].name, d));
+                        block.w.push((d, wc));
+                        row.push((wc, 1000.0));
+                        // Free devices are interchangeable: take them in index order.
+                        if let Some(p) = prev_w {
+                            mip.add_row(0.0, INF, vec![(p, 1.0), (wc, -1.0)]);
+                        }
+                        prev_w = Some(wc);
+                    }
+                    if !row.is_empty() {
+                        mip.add_row(-INF, f as f64, row);
+                    }
+                }
+                for &(t, c) in &frac {
+                    let mut e = per_task.remove(&t).unwrap_or_default();
+                    e.push((c, 1.0));
+                    mip.add_row(0.0, 0.0, e);
+                }
+                if !whole.is_empty() {
+                    let mut e = whole_e;
+                    e.extend(block.w.iter().map(|&(_, wc)| (wc, -1.0)));
+                    mip.add_row(-INF, 0.0, e);
+                }
+                blocks.push(block);
+            }
+        }
+
+        // Objective components, in lexicographic order.
+        let mut components = Vec::new();
+        let levels = inst.priority_levels();
+        for &p in &levels {
+            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
+            components.push(Component {
+                name: format!("placed@{p}"),
+                coefs: gs.iter().map(|&g| (y[g].unwrap(), 1.0)).collect(),
+                range: gs.len() as f64,
+                exact: true,
+            });
+        }
+        for &p in &levels {
+            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
+            let mut coefs = Vec::new();
+            let mut range = 0.0;
+            for &g in &gs {
+                coefs.push((y[g].unwrap(), -(inst.min_new_pods(g) as f64)));
+                for &t in &inst.groups[g].tasks {
+                    for &n in &cycle.eligible[t] {
+                        coefs.push((x[&(t, n)], 1.0));
+                    }
+                }
+                range += (inst.max_new_pods(g) - inst.min_new_pods(g)).max(0) as f64;
+            }
+            if range > 0.0 {
+                components.push(Component { name: format!("extra@{p}"), coefs, range, exact: true });
+            }
+        }
+        let pref: Vec<(usize, f64)> = used.iter().flatten().map(|&(_, c)| (c, -1.0)).collect();
+        if !pref.is_empty() {
+            components.push(Component { name: "preferred".into(), range: pref.len() as f64, coefs: pref, exact: false });
+        }
+        let mut pack = Vec::new();
+        let mut pack_range = 0.0;
+        for (&(_, n), &c) in &x {
+            let s = node_score(cycle, n);
+            pack.push((c, s));
+            pack_range += s * mip.col_upper[c];
+        }
+        if !pack.is_empty() {
+            components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
+        }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks }
+    }
+
+    /// Groups components into tiers solved one after another.
+    pub fn tiers(&self) -> Vec<Tier> {
+        let mut tiers: Vec<Vec<&Component>> = Vec::new();
+        for c in &self.components {
+            let fits = tiers.last().is_some_and(|t: &Vec<&Component>| {
+                t[0].exact == c.exact && {
+                    let mut trial = t.clone();
+                    trial.push(c);
+                    magnitude(&trial) <= EXACT_MAGNITUDE
+                }
+            });
+            if fits {
+                tiers.last_mut().unwrap().push(c);
+            } else {
+                tiers.push(vec![c]);
+            }
+        }
+        tiers
+            .into_iter()
+            .map(|t| {
+                let w = weights(&t);
+                let mut coefs: BTreeMap<usize, f64> = BTreeMap::new();
+                for (c, wi) in t.iter().zip(&w) {
+                    for &(col, v) in &c.coefs {
+                        *coefs.entry(col).or_default() += v * wi;
+                    }
+                }
+                Tier { names: t.iter().map(|c| c.name.clone()).collect(), coefs: coefs.into_iter().filter(|&(_, v)| v != 0.0).collect(), exact: t[0].exact }
+            })
+            .collect()
+    }
+
+    /// Column values of an assignment (the warm start).
+    pub fn values_of(&self, cycle: &Cycle, a: &Assignment) -> Vec<f64> {
+        let inst = cycle.inst;
+        let mut v = vec![0.0; self.mip.num_cols()];
+        for &g in &cycle.pending {
+            if a.is_placed(g) {
+                v[self.y[g].unwrap()] = 1.0;
+            }
+            for p in &a.pods[g] {
+                v[self.x[&(p.task, p.node)]] += 1.0;
+            }
+            if let Some(d) = a.domain[g] {
+                if let Some(&(_, c)) = self.dsel[g].iter().find(|(dd, _)| *dd == d) {
+                    v[c] = 1.0;
+                }
+            }
+            if let Some(l) = inst.groups[g].preferred {
+                for p in &a.pods[g] {
+                    if let Some(d) = cycle.domain_of[l][p.node] {
+                        if let Some(&(_, c)) = self.used[g].iter().find(|(dd, _)| *dd == d) {
+                            v[c] = 1.0;
+                        }
+                    }
+                }
+            }
+        }
+        for &(t, d, c) in &self.slices {
+            let (l, k) = inst.tasks[t].slice.unwrap();
+            let in_dom = a.pods[inst.tasks[t].group].iter().filter(|p| p.task == t && cycle.domain_of[l][p.node] == Some(d)).count() as i64;
+            v[c] = (in_dom / k) as f64;
+        }
+        for b in &self.blocks {
+            let pods: Vec<&NewPod> = a.pods.iter().flatten().filter(|p| p.node == b.node).collect();
+            for &(t, d, c) in &b.z {
+                v[c] = pods.iter().filter(|p| p.task == t && p.devices.get(&b.resource).is_some_and(|ids| ids == &vec![d])).count() as f64;
+            }
+            // Devices taken whole, renumbered onto the first w columns (free devices are
+            // interchangeable in the model, and the w columns are ordered).
+            let whole: usize = pods.iter().filter(|p| inst.tasks[p.task].requests[b.resource] >= 1000).map(|p| p.devices[&b.resource].len()).sum();
+            for (i, &(_, c)) in b.w.iter().enumerate() {
+                v[c] = (i < whole) as i64 as f64;
+            }
+        }
+        v
+    }
+
+    /// The assignment of a (rounded, checked) solution.
+    pub fn assignment(&self, cycle: &Cycle, v: &[f64]) -> Assignment {
+        let inst = cycle.inst;
+        let mut a = Assignment::empty(inst);
+        let val = |c: usize| v[c].round() as i64;
+        // Devices per node and resource: fractional pods from z, whole devices from w
+        // (or, without a block, the node's completely free devices in order).
+        let mut frac_slots: HashMap<(TaskId, NodeId, ResourceId), Vec<usize>> = HashMap::new();
+        let mut whole_pool: HashMap<(NodeId, ResourceId), Vec<usize>> = HashMap::new();
+        for b in &self.blocks {
+            for &(t, d, c) in &b.z {
+                for _ in 0..val(c) {
+                    frac_slots.entry((t, b.node, b.resource)).or_default().push(d);
+                }
+            }
+            whole_pool.insert((b.node, b.resource), b.w.iter().filter(|&&(_, c)| val(c) == 1).map(|&(d, _)| d).collect());
+        }
+        for (&(t, n), &c) in &self.x {
+            let g = inst.tasks[t].group;
+            for _ in 0..val(c) {
+                let mut devices = DeviceIds::new();
+                for (si, &r) in cycle.shared_ids.iter().enumerate() {
+                    let q = inst.tasks[t].requests[r];
+                    if q == 0 {
+                        continue;
+                    }
+                    if q < 1000 {
+                        let slot = frac_slots.get_mut(&(t, n, r)).and_then(|s| s.pop());
+                        // Without a block only whole requests exist on this node.
+                        devices.insert(r, vec![slot.expect("z columns cover fractional pods")]);
+                    } else {
+                        let pool = whole_pool.entry((n, r)).or_insert_with(|| {
+                            cycle.nodes[n].devices[si].iter().enumerate().filter(|(_, &f)| f == 1000).map(|(d, _)| d).collect()
+                        });
+                        let k = (q / 1000) as usize;
+                        let ids: Vec<usize> = pool.drain(..k.min(pool.len())).collect();
+                        devices.insert(r, ids);
+                    }
+                }
+                a.pods[g].push(NewPod { task: t, node: n, devices });
+            }
+        }
+        for &g in &cycle.pending {
+            if val(self.y[g].unwrap()) == 0 {
+                a.pods[g].clear();
+            }
+            for &(d, c) in &self.dsel[g] {
+                if val(c) == 1 {
+                    a.domain[g] = Some(d);
+                }
+            }
+        }
+        a
+    }
+
+    /// Rounds a solver solution and checks it against every row; `None` if it does
+    /// not hold (we never pass on a solution we have not verified ourselves).
+    pub fn verified(&self, v: &[f64]) -> Option<Vec<f64>> {
+        if v.len() != self.mip.num_cols() {
+            return None;
+        }
+        let r: Vec<f64> = v.iter().zip(&self.mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect();
+        for c in 0..r.len() {
+            if r[c] < self.mip.col_lower[c] - 1e-9 || r[c] > self.mip.col_upper[c] + 1e-9 {
+                return None;
+            }
+        }
+        for row in &self.mip.rows {
+            let s: f64 = row.entries.iter().map(|&(c, a)| a * r[c]).sum();
+            if s < row.lower - 1e-6 || s > row.upper + 1e-6 {
+                return None;
+            }
+        }
+        Some(r)
+    }
+}
+
+/// Weights that make a weighted sum of the components equal to their lexicographic
+/// order: each unit of a component outweighs the full range of all later ones.
+fn weights(cs: &[&Component]) -> Vec<f64> {
+    let mut w = vec![1.0; cs.len()];
+    let mut tail = 0.0;
+    for i in (0..cs.len()).rev() {
+        w[i] = 1.0 + tail;
+        tail += w[i] * cs[i].range;
+    }
+    w
+}
+
+fn magnitude(cs: &[&Component]) -> f64 {
+    weights(cs).iter().zip(cs).map(|(w, c)| w * c.range).sum()
+}
+
+pub fn tier_value(coefs: &[(usize, f64)], v: &[f64]) -> f64 {
+    coefs.iter().map(|&(c, a)| a * v[c]).sum()
+}

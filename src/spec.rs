@@ -1,0 +1,265 @@
+//! The documents of the public contract (`shared/spec/instance-format.md`), exactly as
+//! written by callers: serde types with camelCase keys, unknown keys rejected.
+//!
+//! These types are only the wire format. [`crate::model::Instance`] is the validated engine
+//! model built from them; nothing in the solvers reads these types directly.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A quantity as written: `2`, `1.5`, `"500m"`, `8Gi`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QuantityDoc {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl QuantityDoc {
+    /// The text form used for parsing and in error messages.
+    pub fn text(&self) -> String {
+        match self {
+            QuantityDoc::Int(i) => i.to_string(),
+            QuantityDoc::Float(f) => {
+                if f.is_finite() {
+                    format!("{f}")
+                } else {
+                    "NaN".to_string()
+                }
+            }
+            QuantityDoc::Text(s) => s.clone(),
+        }
+    }
+}
+
+impl From<&str> for QuantityDoc {
+    fn from(s: &str) -> Self {
+        QuantityDoc::Text(s.to_string())
+    }
+}
+
+pub type ResourcesDoc = IndexMap<String, QuantityDoc>;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstanceDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyDoc>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_devices: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priority_classes: Vec<PriorityClassDoc>,
+    #[serde(default)]
+    pub nodes: Vec<NodeDoc>,
+    #[serde(default)]
+    pub pod_groups: Vec<PodGroupDoc>,
+    #[serde(default)]
+    pub pods: Vec<PodDoc>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<OptionsDoc>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TopologyDoc {
+    #[serde(default)]
+    pub levels: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriorityClassDoc {
+    pub name: String,
+    pub value: i64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeDoc {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub allocatable: ResourcesDoc,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<TaintDoc>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unschedulable: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaintDoc {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub effect: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TolerationDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GroupTopologyDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodGroupDoc {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disruption_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<GroupTopologyDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<i64>,
+    #[serde(default)]
+    pub tasks: Vec<TaskDoc>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SliceDoc {
+    pub topology: String,
+    pub size: i64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskDoc {
+    pub name: String,
+    #[serde(default)]
+    pub count: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<i64>,
+    #[serde(default)]
+    pub requests: ResourcesDoc,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<TolerationDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice: Option<SliceDoc>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodDoc {
+    pub name: String,
+    pub node: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    #[serde(default)]
+    pub requests: ResourcesDoc,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub device_ids: BTreeMap<String, Vec<i64>>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub placeholder: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemptible: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OptionsDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_gap: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_model: Option<String>,
+}
+
+/// Error of reading or validating an input document: the path of the bad field and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        InputError { path: path.into(), message: message.into() }
+    }
+}
+
+/// Reads a document as YAML or JSON (JSON is tried when the text starts with `{`), with
+/// the path of the offending field in every error.
+pub fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, InputError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))?;
+        de.end().map_err(|e| InputError::new("", format!("invalid JSON: {e}")))?;
+        Ok(value)
+    } else {
+        // Many YAML documents in one file are not a single instance.
+        let mut docs = serde_yaml_ng::Deserializer::from_str(text);
+        let first = match docs.next() {
+            Some(d) => d,
+            None => return Err(InputError::new("", "empty document")),
+        };
+        let value = serde_path_to_error::deserialize(first).map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))?;
+        if docs.next().is_some() {
+            return Err(InputError::new("", "more than one YAML document in the input"));
+        }
+        Ok(value)
+    }
+}
+
+fn path_error(path: String, message: String) -> InputError {
+    // serde's messages carry their own position suffix for YAML/JSON; keep them, they help.
+    let path = if path == "." { String::new() } else { path };
+    InputError::new(path, message)
+}
