@@ -328,7 +328,7 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
                 format!("pod {} is evicted for group {}, whose preemptionPolicy is Never", pod.name, pgrp.name),
             ));
         }
-        if pod.priority > pgrp.priority {
+        if pod.priority >= pgrp.priority {
             v.push(Violation::new(
                 6,
                 format!(
@@ -382,6 +382,7 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
 // ---------------------------------------------------------------------------------------
 // Rule 1: capacity.
 
+#[allow(clippy::needless_range_loop)] // r indexes several per-resource vectors at once
 fn check_capacity(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v: &mut Vec<Violation>) {
     let nres = inst.resources.len();
     let pods_rid = inst.resource_id(PODS);
@@ -390,8 +391,8 @@ fn check_capacity(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v
         if evicted.contains(&i) {
             continue;
         }
-        for r in 0..nres {
-            bound[p.node][r] += p.requests[r] as i128;
+        for (acc, &q) in bound[p.node].iter_mut().zip(&p.requests) {
+            *acc += q as i128;
         }
     }
     // New pods per node, per task.

@@ -1213,7 +1213,7 @@ case!(
     json_syntax_error,
     r#"{"nodes": [{"name": "n0",, }]}"#,
     "nodes[0].?",
-    "expected"
+    "key must be a string"
 );
 
 case!(

@@ -23,16 +23,20 @@ use tessera::{InputError, Instance};
 // PRNG
 // ---------------------------------------------------------------------------------------
 
-struct Rng(u64);
+struct Rng {
+    state: u64,
+    /// Whether the structured generator may inject invalid values.
+    noise: bool,
+}
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng { state: seed, noise: true }
     }
     fn next(&mut self) -> u64 {
         // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
@@ -46,6 +50,18 @@ impl Rng {
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
+    }
+    /// An invalid value is injected with this chance, only in noisy mode.
+    fn bad(&mut self, percent: u64) -> bool {
+        self.noise && self.chance(percent)
+    }
+    /// One of `good`, or (in noisy mode, 1 time in 4) one of `bad`.
+    fn pick_or_bad<T: Copy>(&mut self, good: &[T], bad: &[T]) -> T {
+        if self.noise && !bad.is_empty() && self.chance(25) {
+            *self.pick(bad)
+        } else {
+            *self.pick(good)
+        }
     }
     fn pick<'a, T: Sized>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
@@ -150,14 +166,26 @@ struct Tally {
     runs: usize,
     ok: usize,
     err: usize,
+    skipped: usize,
     panics: Vec<(String, String)>,
     violations: Vec<(String, String)>,
+    slowest: (std::time::Duration, String),
 }
 
 impl Tally {
     fn feed(&mut self, text: &str) {
         self.runs += 1;
-        match run(text) {
+        if would_abort(text) {
+            self.skipped += 1;
+            return;
+        }
+        let start = std::time::Instant::now();
+        let outcome = run(text);
+        let took = start.elapsed();
+        if took > self.slowest.0 {
+            self.slowest = (took, text.chars().take(200).collect());
+        }
+        match outcome {
             Outcome::Ok(inst) => {
                 self.ok += 1;
                 if let Err(v) = invariants(&inst) {
@@ -186,7 +214,16 @@ impl Tally {
     }
 
     fn finish(self, what: &str) {
-        eprintln!("{what}: {} inputs, {} accepted, {} rejected, {} panics", self.runs, self.ok, self.err, self.panics.len());
+        eprintln!(
+            "{what}: {} inputs, {} accepted, {} rejected, {} panics, {} skipped (known abort); slowest {:?}: {:?}",
+            self.runs,
+            self.ok,
+            self.err,
+            self.panics.len(),
+            self.skipped,
+            self.slowest.0,
+            self.slowest.1
+        );
         let mut report = String::new();
         for (text, msg) in &self.panics {
             let small = shrink(text);
@@ -197,6 +234,27 @@ impl Tally {
         }
         assert!(report.is_empty(), "{what}:{report}");
     }
+}
+
+/// KNOWN DEFECT (process abort, not a catchable panic): a node declaring a huge count of a
+/// shared device, e.g.
+/// `sharedDevices: [nvidia.com/gpu]` + `nodes: [{name: n, allocatable: {nvidia.com/gpu: 1T}}]`,
+/// makes `Instance::from_doc` (`assign_missing_devices`) allocate per-device vectors of that
+/// length: `memory allocation of 8000000000000 bytes failed`, SIGABRT. Such inputs are
+/// skipped by the randomized loops (they would kill the whole test binary) and exercised in
+/// a child process by `huge_shared_device_count_does_not_abort`, which fails until fixed.
+fn would_abort(text: &str) -> bool {
+    use tessera::quantity::{parse, Scale};
+    use tessera::spec::{from_text, InstanceDoc};
+    let doc = match panic::catch_unwind(|| from_text::<InstanceDoc>(text)) {
+        Ok(Ok(doc)) => doc,
+        _ => return false,
+    };
+    doc.nodes.iter().any(|n| {
+        n.allocatable.iter().any(|(k, q)| {
+            doc.shared_devices.contains(k) && parse(&q.text(), Scale::Milli).is_ok_and(|v| v / 1000 > 1_000_000)
+        })
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -766,7 +824,7 @@ fn mutated_seed_documents_never_panic() {
 // ---------------------------------------------------------------------------------------
 
 fn quantity(rng: &mut Rng, shared: bool) -> Value {
-    if rng.chance(3) {
+    if rng.bad(3) {
         return json!(*rng.pick(&["12Q", "-1", "100Ei", "", "1.2.3", "0.5m", "1e100", "9223372036854775807"]));
     }
     if shared {
@@ -810,7 +868,7 @@ fn random_document(rng: &mut Rng) -> Value {
     };
     if !levels.is_empty() || rng.chance(10) {
         let mut l: Vec<&str> = levels.clone();
-        if rng.chance(3) {
+        if rng.bad(3) {
             l.push(*rng.pick(LEVELS));
         }
         doc.insert("topology".into(), json!({"levels": l}));
@@ -818,24 +876,26 @@ fn random_document(rng: &mut Rng) -> Value {
     let mut shared: Vec<&str> = Vec::new();
     if rng.chance(60) {
         shared.push("nvidia.com/gpu");
-        if rng.chance(5) {
+        if rng.bad(5) {
             shared.push(*rng.pick(&["cpu", "pods", "nvidia.com/gpu", "example.com/fpga"]));
         }
         doc.insert("sharedDevices".into(), json!(shared));
     }
-    if rng.chance(50) {
+    let have_classes = rng.chance(50);
+    if have_classes {
         doc.insert(
             "priorityClasses".into(),
-            json!([{"name": "critical", "value": 100000}, {"name": "batch", "value": if rng.chance(5) { 1i64 << 33 } else { 10 }}]),
+            json!([{"name": "critical", "value": 100000}, {"name": "batch", "value": if rng.bad(5) { 1i64 << 33 } else { 10 }}]),
         );
     }
 
     let n_nodes = rng.below(5);
     let node_names: Vec<String> = (0..n_nodes).map(|i| format!("n{i}")).collect();
     let mut nodes = Vec::new();
+    let mut node_gpus: Vec<i64> = Vec::new();
     for name in &node_names {
         let mut node = Map::new();
-        let nm = if rng.chance(3) { node_names[0].clone() } else { name.clone() };
+        let nm = if rng.bad(3) { node_names[0].clone() } else { name.clone() };
         node.insert("name".into(), json!(nm));
         let mut labels = Map::new();
         for l in &levels {
@@ -854,10 +914,12 @@ fn random_document(rng: &mut Rng) -> Value {
         if rng.chance(50) {
             alloc.insert("pods".into(), json!(rng.range(1, 20)));
         }
-        if rng.chance(70) {
-            alloc.insert("nvidia.com/gpu".into(), json!(rng.range(0, 8)));
+        let gpus = if rng.chance(70) { rng.range(0, 8) } else { 0 };
+        if gpus > 0 || rng.chance(10) {
+            alloc.insert("nvidia.com/gpu".into(), json!(gpus));
         }
-        if rng.chance(5) {
+        node_gpus.push(gpus);
+        if rng.bad(5) {
             let extra = resources(rng, RES, &shared, 2);
             if let Value::Object(e) = extra {
                 alloc.extend(e);
@@ -865,7 +927,7 @@ fn random_document(rng: &mut Rng) -> Value {
         }
         node.insert("allocatable".into(), Value::Object(alloc));
         if rng.chance(20) {
-            let eff = if rng.chance(90) { *rng.pick(&["NoSchedule", "PreferNoSchedule", "NoExecute"]) } else { "Bogus" };
+            let eff = if !rng.bad(10) { *rng.pick(&["NoSchedule", "PreferNoSchedule", "NoExecute"]) } else { "Bogus" };
             node.insert("taints".into(), json!([{"key": "dedicated", "value": "x", "effect": eff}]));
         }
         if rng.chance(10) {
@@ -881,38 +943,38 @@ fn random_document(rng: &mut Rng) -> Value {
     let level_choices: Vec<&str> = levels.iter().copied().chain([HOSTNAME]).collect();
     for gi in 0..n_groups {
         let mut g = Map::new();
-        let name = if rng.chance(3) { "g0".to_string() } else { format!("g{gi}") };
+        let name = if rng.bad(3) { "g0".to_string() } else { format!("g{gi}") };
         g.insert("name".into(), json!(name));
         match rng.below(4) {
             0 => {
-                g.insert("priority".into(), json!(*rng.pick(&[0i64, 10, 1000, -5, 1i64 << 31])));
+                g.insert("priority".into(), json!(rng.pick_or_bad(&[0i64, 10, 1000, -5], &[1i64 << 31])));
             }
-            1 => {
-                g.insert("priorityClassName".into(), json!(*rng.pick(&["critical", "batch", "gold"])));
+            1 if have_classes || rng.noise => {
+                g.insert("priorityClassName".into(), json!(rng.pick_or_bad(&["critical", "batch"], &["gold"])));
             }
-            2 if rng.chance(30) => {
+            2 if (have_classes || rng.noise) && rng.chance(30) => {
                 g.insert("priority".into(), json!(100000));
                 g.insert("priorityClassName".into(), json!("critical"));
             }
             _ => {}
         }
         if rng.chance(20) {
-            g.insert("preemptionPolicy".into(), json!(*rng.pick(&["Never", "PreemptLowerPriority", "Sometimes"])));
+            g.insert("preemptionPolicy".into(), json!(rng.pick_or_bad(&["Never", "PreemptLowerPriority"], &["Sometimes"])));
         }
         if rng.chance(20) {
-            g.insert("disruptionMode".into(), json!(*rng.pick(&["Pod", "PodGroup", "Gang"])));
+            g.insert("disruptionMode".into(), json!(rng.pick_or_bad(&["Pod", "PodGroup"], &["Gang"])));
         }
         if rng.chance(30) {
-            g.insert("policy".into(), json!(*rng.pick(&["gang", "basic", "Gang"])));
+            g.insert("policy".into(), json!(rng.pick_or_bad(&["gang", "basic"], &["Gang"])));
         }
         if rng.chance(30) {
-            g.insert("minCount".into(), json!(rng.range(-1, 6)));
+            g.insert("minCount".into(), json!(rng.range(if rng.noise { -1 } else { 0 }, 6)));
         }
         let mut required = None;
         if rng.chance(40) {
             let mut t = Map::new();
             if rng.chance(60) {
-                let l = if rng.chance(5) { "ghost" } else { *rng.pick(&level_choices) };
+                let l = if rng.bad(5) { "ghost" } else { *rng.pick(&level_choices) };
                 required = level_choices.iter().position(|x| *x == l);
                 t.insert("required".into(), json!(l));
             }
@@ -924,25 +986,25 @@ fn random_document(rng: &mut Rng) -> Value {
         if rng.chance(30) {
             g.insert("createdAt".into(), json!(rng.range(0, 1000)));
         }
-        let n_tasks = if rng.chance(3) { 0 } else { 1 + rng.below(3) };
+        let n_tasks = if rng.bad(3) { 0 } else { 1 + rng.below(3) };
         let mut tasks = Vec::new();
         let mut task_names = Vec::new();
         for ti in 0..n_tasks {
             let mut t = Map::new();
-            let tname = if rng.chance(3) { "t0".to_string() } else { format!("t{ti}") };
+            let tname = if rng.bad(3) { "t0".to_string() } else { format!("t{ti}") };
             task_names.push(tname.clone());
             t.insert("name".into(), json!(tname));
-            let count = if rng.chance(3) { rng.range(-1, 1_000_001) } else { rng.range(0, 6) };
+            let count = if rng.bad(3) { rng.range(-1, 1_000_001) } else { rng.range(0, 6) };
             t.insert("count".into(), json!(count));
             if rng.chance(30) {
-                t.insert("minCount".into(), json!(rng.range(-1, count.clamp(0, 8) + 1)));
+                t.insert("minCount".into(), json!(if rng.noise { rng.range(-1, count.clamp(0, 8) + 1) } else { rng.range(0, count.clamp(0, 8)) }));
             }
             t.insert("requests".into(), resources(rng, RES, &shared, 3));
             if rng.chance(20) {
                 t.insert("nodeSelector".into(), json!({"pool": *rng.pick(&["gpu", "cpu"])}));
             }
             if rng.chance(25) {
-                let tol = match rng.below(5) {
+                let tol = match rng.below(if rng.noise { 5 } else { 2 }) {
                     0 => json!({"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoSchedule"}),
                     1 => json!({"operator": "Exists"}),
                     2 => json!({"key": "dedicated", "operator": "Exists", "value": "x"}),
@@ -952,8 +1014,14 @@ fn random_document(rng: &mut Rng) -> Value {
                 t.insert("tolerations".into(), json!([tol]));
             }
             if rng.chance(25) {
-                let l = *rng.pick(&level_choices);
-                let size = if rng.chance(10) { *rng.pick(&[0i64, -1, 2_000_000]) } else { rng.range(1, 4) };
+                let l = if rng.noise {
+                    *rng.pick(&level_choices)
+                } else {
+                    // Not coarser than the group's required level.
+                    let from = required.unwrap_or(0).min(level_choices.len() - 1);
+                    *rng.pick(&level_choices[from..])
+                };
+                let size = if rng.bad(10) { *rng.pick(&[0i64, -1, 2_000_000]) } else { rng.range(1, 4) };
                 let _ = required;
                 t.insert("slice".into(), json!({"topology": l, "size": size}));
             }
@@ -965,27 +1033,37 @@ fn random_document(rng: &mut Rng) -> Value {
     }
     doc.insert("podGroups".into(), Value::Array(groups));
 
-    let n_pods = if node_names.is_empty() { rng.below(2) } else { rng.below(7) };
+    let n_pods = if node_names.is_empty() {
+        if rng.noise {
+            rng.below(2)
+        } else {
+            0
+        }
+    } else {
+        rng.below(7)
+    };
     let mut pods = Vec::new();
     for pi in 0..n_pods {
         let mut p = Map::new();
-        let name = if rng.chance(3) { "p0".to_string() } else { format!("p{pi}") };
+        let name = if rng.bad(3) { "p0".to_string() } else { format!("p{pi}") };
         p.insert("name".into(), json!(name));
-        let node = if node_names.is_empty() || rng.chance(3) { "ghost".to_string() } else { rng.pick(&node_names).clone() };
+        let node_ix = rng.below(node_names.len());
+        let node = if node_names.is_empty() || rng.bad(3) { "ghost".to_string() } else { node_names[node_ix].clone() };
+        let gpus_here = node_gpus.get(node_ix).copied().unwrap_or(0);
         p.insert("node".into(), json!(node));
         if !group_tasks.is_empty() && rng.chance(60) {
             let (g, ts) = rng.pick(&group_tasks).clone();
-            let g = if rng.chance(3) { "nogroup".to_string() } else { g };
+            let g = if rng.bad(3) { "nogroup".to_string() } else { g };
             p.insert("podGroup".into(), json!(g));
             if rng.chance(50) {
-                let t = if ts.is_empty() || rng.chance(5) { "notask".to_string() } else { rng.pick(&ts).clone() };
+                let t = if ts.is_empty() || rng.bad(5) { "notask".to_string() } else { rng.pick(&ts).clone() };
                 p.insert("task".into(), json!(t));
             }
-        } else if rng.chance(3) {
+        } else if rng.bad(3) {
             p.insert("task".into(), json!("t0"));
         }
         if rng.chance(20) {
-            p.insert("priority".into(), json!(*rng.pick(&[0i64, 10, -1, 1i64 << 32])));
+            p.insert("priority".into(), json!(rng.pick_or_bad(&[0i64, 10, -1], &[1i64 << 32])));
         }
         let mut req = Map::new();
         req.insert("cpu".into(), json!(*rng.pick(&["100m", "1", "2", "500m"])));
@@ -993,24 +1071,36 @@ fn random_document(rng: &mut Rng) -> Value {
             req.insert("memory".into(), json!(*rng.pick(&["1Gi", "4Gi", "512Mi"])));
         }
         let mut gpu_req = 0i64;
-        if rng.chance(60) {
-            let (q, milli) = *rng.pick(&[("250m", 250i64), ("500m", 500), ("600m", 600), ("1", 1000), ("2", 2000), ("1500m", 1500), ("0", 0)]);
+        if rng.chance(60) && (rng.noise || gpus_here > 0) {
+            let (q, milli) = rng.pick_or_bad(
+                &[("250m", 250i64), ("500m", 500), ("600m", 600), ("1", 1000), ("2", 2000), ("0", 0)],
+                &[("1500m", 1500)],
+            );
             req.insert("nvidia.com/gpu".into(), json!(q));
             gpu_req = milli;
         }
-        if rng.chance(5) {
+        if rng.bad(5) {
             if let Value::Object(e) = resources(rng, RES, &shared, 2) {
                 req.extend(e);
             }
         }
         p.insert("requests".into(), Value::Object(req));
-        if rng.chance(50) {
+        if rng.chance(50) && (rng.noise || !shared.is_empty()) {
             let want = if gpu_req >= 1000 { (gpu_req / 1000) as usize } else { (gpu_req > 0) as usize };
-            let mut ids: Vec<i64> = (0..want).map(|_| rng.range(0, 7)).collect();
-            if rng.chance(10) {
+            let mut ids: Vec<i64> = if rng.noise {
+                (0..want).map(|_| rng.range(0, 7)).collect()
+            } else {
+                // Distinct ids that exist on the node.
+                let mut all: Vec<i64> = (0..gpus_here).collect();
+                for i in (1..all.len()).rev() {
+                    all.swap(i, rng.below(i + 1));
+                }
+                all.into_iter().take(want).collect()
+            };
+            if rng.bad(10) {
                 ids.push(*rng.pick(&[-1i64, 8, 100, 0]));
             }
-            let res = if rng.chance(5) { "cpu" } else { "nvidia.com/gpu" };
+            let res = if rng.bad(5) { "cpu" } else { "nvidia.com/gpu" };
             p.insert("deviceIds".into(), json!({ res: ids }));
         }
         if rng.chance(10) {
@@ -1032,17 +1122,17 @@ fn random_document(rng: &mut Rng) -> Value {
             o.insert("preemption".into(), json!(rng.chance(50)));
         }
         if rng.chance(50) {
-            o.insert("timeLimit".into(), json!(*rng.pick(&["10s", "500ms", "2m", "1h", "1.5", "0s", "-1s", "ten", "200h", "1e-9ms"])));
+            o.insert("timeLimit".into(), json!(rng.pick_or_bad(&["10s", "500ms", "2m", "1h", "1.5"], &["0s", "-1s", "ten", "200h", "1e-9ms"])));
         }
         if rng.chance(50) {
-            o.insert("relativeGap".into(), json!(*rng.pick(&[0.0, 0.01, 1.0, 1.5, -0.1])));
+            o.insert("relativeGap".into(), json!(rng.pick_or_bad(&[0.0, 0.01, 1.0], &[1.5, -0.1])));
         }
         if rng.chance(20) {
-            o.insert("preemptionModel".into(), json!(*rng.pick(&["default", "yunikorn", "volcano"])));
+            o.insert("preemptionModel".into(), json!(rng.pick_or_bad(&["default"], &["yunikorn", "volcano"])));
         }
         doc.insert("options".into(), Value::Object(o));
     }
-    if rng.chance(2) {
+    if rng.bad(2) {
         doc.insert("queues".into(), json!([{"name": "root"}]));
     }
     Value::Object(doc)
@@ -1052,19 +1142,28 @@ fn random_document(rng: &mut Rng) -> Value {
 fn generated_documents_never_panic() {
     let mut tally = Tally::default();
     let mut rng = Rng::new(0xD0C5_0001);
+    let mut clean_ok = 0;
     for round in 0..8_000 {
+        // Every other document without injected errors, so that many are accepted and the
+        // invariants of accepted instances get exercised.
+        rng.noise = round % 2 == 0;
         let doc = random_document(&mut rng);
         let text = match round % 3 {
             0 => serde_json::to_string(&doc).unwrap(),
             1 => serde_json::to_string_pretty(&doc).unwrap(),
             _ => serde_yaml_ng::to_string(&doc).unwrap(),
         };
+        let before = tally.ok;
         tally.feed(&text);
+        if !rng.noise && tally.ok > before {
+            clean_ok += 1;
+        }
         // And one mutant of it.
         let m = mutate(&mut rng, &text);
         tally.feed(&m);
     }
-    assert!(tally.ok > 500, "too few generated documents accepted ({}) to exercise the invariants", tally.ok);
+    eprintln!("generated documents: {clean_ok} of 4000 clean documents accepted");
+    assert!(tally.ok > 1_000, "too few generated documents accepted ({}) to exercise the invariants", tally.ok);
     tally.finish("generated documents");
 }
 
@@ -1097,13 +1196,19 @@ fn arbitrary_strings_never_panic() {
 #[test]
 fn deep_nesting_and_big_inputs_do_not_panic() {
     let mut tally = Tally::default();
-    for depth in [10usize, 200, 5_000, 50_000] {
+    // YAML flow nesting costs quadratic time in the YAML scanner (see
+    // `deep_yaml_flow_nesting_is_fast`), so it stays at moderate depths here.
+    for depth in [10usize, 129, 200, 3_000] {
         tally.feed(&"[".repeat(depth));
         tally.feed(&format!("queues: {}{}", "[".repeat(depth), "]".repeat(depth)));
-        tally.feed(&format!("{}{}", "{\"queues\": [".repeat(depth), "]}".repeat(depth)));
         tally.feed(&format!("nodes: [{{name: n, labels: {}}}]", "{a: ".repeat(depth)));
-        tally.feed(&"- ".repeat(depth));
         tally.feed(&format!("options: {}", "{a: ".repeat(depth)));
+    }
+    for depth in [10usize, 129, 200, 5_000, 100_000] {
+        tally.feed(&format!("{}{}", "{\"queues\": [".repeat(depth), "]}".repeat(depth)));
+        tally.feed(&format!("{{\"queues\": {}{}}}", "[".repeat(depth), "]".repeat(depth)));
+        tally.feed(&"- ".repeat(depth));
+        tally.feed(&format!("queues:\n{}", (0..depth.min(2_000)).map(|i| format!("{}- a\n", "  ".repeat(i))).collect::<String>()));
     }
     // Alias expansion (billion laughs) is bounded by the YAML loader.
     let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
@@ -1158,3 +1263,65 @@ fn edge_values_never_panic() {
     }
     tally.finish("edge values");
 }
+
+// ---------------------------------------------------------------------------------------
+// Inputs that abort the process, run in a child process
+// ---------------------------------------------------------------------------------------
+
+const CHILD_ENV: &str = "TESSERA_ROBUSTNESS_CHILD_INPUT";
+
+/// Child side: parses the input given in the environment. Only meaningful when spawned by
+/// `in_child_process`; ignored in normal runs.
+#[test]
+#[ignore = "helper run in a child process by huge_shared_device_count_does_not_abort"]
+fn child_parse_from_env() {
+    if let Ok(text) = std::env::var(CHILD_ENV) {
+        let _ = Instance::from_text(&text);
+    }
+}
+
+/// Runs `Instance::from_text(text)` in a child process; Ok(()) if it returned (Ok or Err),
+/// Err(description) if the process died (abort, out of memory, stack overflow).
+fn in_child_process(text: &str) -> Result<(), String> {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--ignored", "--exact", "child_parse_from_env", "--test-threads=1", "--nocapture"])
+        .env(CHILD_ENV, text)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}; stderr: {}", out.status, String::from_utf8_lossy(&out.stderr).lines().take(3).collect::<Vec<_>>().join(" | ")))
+    }
+}
+
+/// KNOWN DEFECT (see `would_abort`): fails until shared-device counts are bounded.
+#[test]
+fn huge_shared_device_count_does_not_abort() {
+    for count in ["1T", "128G", "9223372036854775"] {
+        let text = format!("sharedDevices: [nvidia.com/gpu]\nnodes: [{{name: n, allocatable: {{nvidia.com/gpu: {count}}}}}]\n");
+        if let Err(e) = in_child_process(&text) {
+            panic!("from_text killed the process on {text:?}: {e}");
+        }
+    }
+}
+
+
+/// KNOWN DEFECT (denial of service; upstream YAML scanner, unsafe-libyaml): deeply nested
+/// YAML *flow* collections take quadratic time. Measured in release mode:
+/// `queues: ` + `[` x 20000 (20 KB) takes ~0.8 s, x 50000 (50 KB) ~4 s;
+/// `nodes: [{name: n, labels: ` + `{a: ` x 50000 (200 KB) ~11 s. JSON (serde_json, depth
+/// limit 128) and YAML block nesting are fast. Serde's recursion limit (128) only applies
+/// after the whole event stream was scanned. A cheap pre-scan of the flow depth (or an
+/// input size cap) in `spec::from_text` would bound it.
+#[test]
+#[ignore = "known defect: YAML flow nesting is quadratic (50 KB of '[' takes seconds)"]
+fn deep_yaml_flow_nesting_is_fast() {
+    let text = format!("queues: {}", "[".repeat(50_000));
+    let start = std::time::Instant::now();
+    let r = Instance::from_text(&text);
+    assert!(r.is_err());
+    assert!(start.elapsed() < std::time::Duration::from_secs(1), "took {:?}", start.elapsed());
+}
+

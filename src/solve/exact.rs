@@ -46,7 +46,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let deadline = start + budget;
     let rel_gap = cfg.relative_gap(inst);
     let cycle = Cycle::new(inst);
-    let greedy_a = greedy::place_in_order(&cycle, &greedy::ffd_order(&cycle));
+    let greedy_a = greedy::best_start(&cycle);
     let model = Arc::new(CycleModel::build(&cycle));
     let warm = model.values_of(&cycle, &greedy_a);
     let warm_ok = model.verified(&warm).is_some();
@@ -57,10 +57,14 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     {
         let model = Arc::clone(&model);
         let progress = Arc::clone(&progress);
+        // The worker may outlive this call (we stop waiting at the deadline), so it owns
+        // its own copy of the instance.
+        let inst = Arc::new(inst.clone());
         std::thread::Builder::new()
             .name("tessera-milp".into())
             .spawn(move || {
-                run_tiers(&model, &progress, deadline, rel_gap);
+                let cycle = Cycle::new(&inst);
+                run_tiers(&cycle, &model, &progress, deadline, rel_gap);
                 let _ = tx.send(());
             })
             .expect("spawn MILP worker");
@@ -87,13 +91,16 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d.stats.insert("tiers".into(), p.tiers_done.clone().into());
     d.stats.insert("mipNodes".into(), p.nodes.into());
     d.stats.insert("warmStartPlacedGroups".into(), greedy_a.pods.iter().filter(|p| !p.is_empty()).count().into());
+    // A rejected warm start is a modelling bug (the greedy and the MILP disagree on a
+    // rule): make it visible rather than silently solving cold.
+    d.stats.insert("warmStart".into(), if warm_ok { "accepted" } else { "rejected" }.into());
     if !finished {
         d.stats.insert("deadline".into(), "hit: returned the best verified incumbent".into());
     }
     d
 }
 
-fn run_tiers(model: &CycleModel, progress: &Mutex<Progress>, deadline: Instant, rel_gap: f64) {
+fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, deadline: Instant, rel_gap: f64) {
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
     let tiers = model.tiers();
@@ -129,6 +136,12 @@ fn run_tiers(model: &CycleModel, progress: &Mutex<Progress>, deadline: Instant, 
         };
         if improved {
             incumbent = verified;
+        }
+        // Before a tier that counts elastic pods, top the incumbent up with them.
+        if tier.exact && incumbent.is_some() {
+            if let Some(better) = fill_elastic_values(cycle, model, &mip, incumbent.as_ref().unwrap()) {
+                incumbent = Some(better);
+            }
         }
         let value = incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
         {
@@ -174,4 +187,13 @@ fn run_tiers(model: &CycleModel, progress: &Mutex<Progress>, deadline: Instant, 
     let mut p = progress.lock().unwrap();
     p.proven_exact = proven && exact_done == exact_total && incumbent.is_some() && gap == 0.0;
     p.gap = gap;
+}
+
+/// The incumbent with elastic pods added greedily, if that keeps every row of the model
+/// (including the tiers already fixed) satisfied.
+fn fill_elastic_values(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, v: &[f64]) -> Option<Vec<f64>> {
+    let mut a = model.assignment(cycle, v);
+    greedy::fill_elastic(cycle, &mut a);
+    let w = model.values_of(cycle, &a);
+    super::milp::verify_rows(mip, &w)
 }

@@ -25,7 +25,7 @@ impl Solver for FirstFitDecreasing {
     fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
-        let a = place_in_order(&cycle, &ffd_order(&cycle));
+        let a = place_in_order(&cycle, &ffd_order(&cycle), None);
         let mut d = assemble(&cycle, &a, Status::Feasible, f64::NAN);
         d.stats.insert("solver".into(), "ffd".into());
         d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
@@ -64,12 +64,13 @@ pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
     order
 }
 
-/// Places groups one by one in `order`; each is placed whole or not at all.
-pub fn place_in_order(cycle: &Cycle, order: &[GroupId]) -> Assignment {
+/// Places groups one by one in `order`; each is placed whole or not at all. Nodes are
+/// tried in input order, or by `node_rank` (lowest first) when given.
+pub fn place_in_order(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>) -> Assignment {
     let mut states = cycle.nodes.clone();
     let mut a = Assignment::empty(cycle.inst);
     for &g in order {
-        if let Some((pods, dom)) = place_group(cycle, &mut states, g) {
+        if let Some((pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank) {
             a.pods[g] = pods;
             a.domain[g] = dom;
         }
@@ -174,6 +175,15 @@ fn round_to_slices(cycle: &Cycle, t: TaskId, n: i64) -> i64 {
 
 /// Tries to place group `g` whole; on success the node states keep its pods.
 pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Option<(Vec<NewPod>, Option<usize>)> {
+    place_group_ranked(cycle, states, g, None)
+}
+
+fn place_group_ranked(
+    cycle: &Cycle,
+    states: &mut Vec<NodeState>,
+    g: GroupId,
+    node_rank: Option<&[usize]>,
+) -> Option<(Vec<NewPod>, Option<usize>)> {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
     let mut tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
@@ -201,13 +211,17 @@ pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Op
     };
     for dom in candidates {
         let allowed = |t: TaskId| -> Vec<NodeId> {
-            cycle.eligible[t]
+            let mut v: Vec<NodeId> = cycle.eligible[t]
                 .iter()
                 .copied()
                 .filter(|&n| dom.is_none_or(|d| cycle.domain_of[grp.required.unwrap()][n] == Some(d)))
-                .collect()
+                .collect();
+            if let Some(rank) = node_rank {
+                v.sort_by_key(|&n| (rank[n], n));
+            }
+            v
         };
-        let mut trial = Trial { states, saved: Vec::new(), pods: Vec::new() };
+        let mut trial = Trial { states: &mut *states, saved: Vec::new(), pods: Vec::new() };
         let mut placed = vec![0i64; inst.tasks.len()];
         let mut ok = true;
         if grp.policy == Policy::Gang {
@@ -254,4 +268,92 @@ pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Op
         trial.rollback((0, 0));
     }
     None
+}
+
+/// The best of a few greedy variants (group order x node order), by objective terms 1-3:
+/// the exact solver's warm start. Cheap next to the MILP, and a better incumbent is often
+/// all HiGHS needs to close the gap at the root.
+pub fn best_start(cycle: &Cycle) -> Assignment {
+    use super::assemble::objective;
+    let inst = cycle.inst;
+    let ffd = ffd_order(cycle);
+    // Smallest groups first within each priority level: more groups per level.
+    let mut small_first = ffd.clone();
+    small_first.sort_by_key(|&g| std::cmp::Reverse(inst.groups[g].priority));
+    let mut by_size: Vec<(i64, f64, GroupId)> = small_first
+        .iter()
+        .map(|&g| {
+            let size: f64 = inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum();
+            (-inst.groups[g].priority, size, g)
+        })
+        .collect();
+    by_size.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(&b.2)));
+    let small_first: Vec<GroupId> = by_size.into_iter().map(|x| x.2).collect();
+    // Tightest nodes first (best fit by free capacity before the cycle).
+    let mut tight: Vec<(f64, NodeId)> = (0..inst.nodes.len())
+        .map(|n| {
+            let mut free = 0.0;
+            for r in 0..inst.resources.len() {
+                let alloc = inst.nodes[n].allocatable[r];
+                if alloc > 0 && Some(r) != inst.resource_id(PODS) {
+                    free += cycle.nodes[n].free[r].max(0) as f64 / alloc as f64;
+                }
+            }
+            (free, n)
+        })
+        .collect();
+    tight.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)));
+    let mut rank = vec![0; inst.nodes.len()];
+    for (i, &(_, n)) in tight.iter().enumerate() {
+        rank[n] = i;
+    }
+    let mut best: Option<(Assignment, crate::decision::Objective)> = None;
+    for order in [&ffd, &small_first] {
+        for node_rank in [None, Some(rank.as_slice())] {
+            let a = place_in_order(cycle, order, node_rank);
+            let o = objective(inst, &a);
+            if best.as_ref().is_none_or(|(_, bo)| o.compare(bo) == std::cmp::Ordering::Greater) {
+                best = Some((a, o));
+            }
+        }
+    }
+    best.map(|b| b.0).unwrap_or_else(|| Assignment::empty(inst))
+}
+
+/// Adds elastic pods (up to each task's count) to the groups an assignment already
+/// places, highest priority first, on the capacity left. Used between the exact tiers:
+/// the groups-placed tier does not care about elastic pods, and this hands the next
+/// tier a start that does.
+pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
+    let inst = cycle.inst;
+    let mut states = cycle.nodes.clone();
+    for pods in &a.pods {
+        for p in pods {
+            states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+        }
+    }
+    let mut order: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].priority), inst.groups[g].created_at, g));
+    for g in order {
+        let grp = &inst.groups[g];
+        for &t in &grp.tasks {
+            let have = a.pods[g].iter().filter(|p| p.task == t).count() as i64;
+            let room = inst.tasks[t].count - have;
+            if room <= 0 {
+                continue;
+            }
+            let nodes: Vec<NodeId> = cycle.eligible[t]
+                .iter()
+                .copied()
+                .filter(|&n| match (grp.required, a.domain[g]) {
+                    (Some(l), Some(d)) => cycle.domain_of[l][n] == Some(d),
+                    _ => true,
+                })
+                .collect();
+            let mut trial = Trial { states: &mut states, saved: Vec::new(), pods: Vec::new() };
+            add_pods(cycle, &mut trial, t, &nodes, room);
+            let new = std::mem::take(&mut trial.pods);
+            a.pods[g].extend(new);
+        }
+    }
 }

@@ -219,13 +219,16 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let deadline = params.deadline;
     unsafe {
         let h = Guard(Highs_create());
-        set_opt_bool(h.0, "output_flag", false);
+        set_opt_bool(h.0, "output_flag", std::env::var_os("TESSERA_HIGHS_LOG").is_some());
         set_opt_int(h.0, "threads", 1);
         set_opt_int(h.0, "random_seed", 0);
         set_opt_str(h.0, "presolve", "on");
         set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
         set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
         set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);
+        if let Ok(v) = std::env::var("TESSERA_HIGHS_HEUR") {
+            set_opt_f64(h.0, "mip_heuristic_effort", v.parse().unwrap_or(0.05));
+        }
         let status = Highs_passMip(
             h.0,
             n as HighsInt,

@@ -195,10 +195,10 @@ impl CycleModel {
                 if inst.shared[r] || st.free[r] == UNLIMITED {
                     continue;
                 }
-                let e: Vec<(usize, f64)> = vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r] as f64)).collect();
-                let worst: f64 = e.iter().map(|&(c, q)| q * mip.col_upper[c]).sum();
+                let e: Vec<(usize, i64)> = vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r])).collect();
+                let worst: f64 = e.iter().map(|&(c, q)| q as f64 * mip.col_upper[c]).sum();
                 if worst > st.free[r] as f64 {
-                    mip.add_row(-INF, st.free[r] as f64, e);
+                    add_knapsack_row(&mut mip, e, st.free[r]);
                 }
             }
             for (si, &r) in cycle.shared_ids.iter().enumerate() {
@@ -220,6 +220,7 @@ impl CycleModel {
                 let mut block = DeviceBlock { node: n, resource: r, ..Default::default() };
                 let mut per_task: HashMap<TaskId, Vec<(usize, f64)>> = HashMap::new();
                 let mut prev_w: Option<usize> = None;
+                let mut prev_load: Option<Vec<(usize, f64)>> = None;
                 for (d, &f) in devs.iter().enumerate() {
                     if f <= 0 {
                         continue;
@@ -243,6 +244,16 @@ impl CycleModel {
                             mip.add_row(0.0, INF, vec![(p, 1.0), (wc, -1.0)]);
                         }
                         prev_w = Some(wc);
+                    }
+                    if f == 1000 {
+                        // ... and load them in decreasing order, so the solver does not
+                        // explore the same packing once per permutation of the devices.
+                        if let Some(prev) = &prev_load {
+                            let mut e: Vec<(usize, f64)> = prev.clone();
+                            e.extend(row.iter().map(|&(c, v)| (c, -v)));
+                            mip.add_row(0.0, INF, e);
+                        }
+                        prev_load = Some(row.clone());
                     }
                     if !row.is_empty() {
                         mip.add_row(-INF, f as f64, row);
@@ -316,7 +327,7 @@ impl CycleModel {
                 t[0].exact == c.exact && {
                     let mut trial = t.clone();
                     trial.push(c);
-                    magnitude(&trial) <= EXACT_MAGNITUDE
+                    magnitude(&trial) <= std::env::var("TESSERA_MAG").ok().and_then(|v| v.parse().ok()).unwrap_or(EXACT_MAGNITUDE)
                 }
             });
             if fits {
@@ -372,15 +383,51 @@ impl CycleModel {
             v[c] = (in_dom / k) as f64;
         }
         for b in &self.blocks {
-            let pods: Vec<&NewPod> = a.pods.iter().flatten().filter(|p| p.node == b.node).collect();
-            for &(t, d, c) in &b.z {
-                v[c] = pods.iter().filter(|p| p.task == t && p.devices.get(&b.resource).is_some_and(|ids| ids == &vec![d])).count() as f64;
+            let si = cycle.shared_ids.iter().position(|&x| x == b.resource).unwrap();
+            let devs = &cycle.nodes[b.node].devices[si];
+            // What each device holds: taken whole, and fractional pods per task.
+            let mut whole = vec![false; devs.len()];
+            let mut counts: Vec<BTreeMap<TaskId, i64>> = vec![BTreeMap::new(); devs.len()];
+            for p in a.pods.iter().flatten().filter(|p| p.node == b.node) {
+                let q = inst.tasks[p.task].requests[b.resource];
+                if let Some(ids) = p.devices.get(&b.resource) {
+                    for &d in ids {
+                        if q >= 1000 {
+                            whole[d] = true;
+                        } else {
+                            *counts[d].entry(p.task).or_default() += 1;
+                        }
+                    }
+                }
             }
-            // Devices taken whole, renumbered onto the first w columns (free devices are
-            // interchangeable in the model, and the w columns are ordered).
-            let whole: usize = pods.iter().filter(|p| inst.tasks[p.task].requests[b.resource] >= 1000).map(|p| p.devices[&b.resource].len()).sum();
-            for (i, &(_, c)) in b.w.iter().enumerate() {
-                v[c] = (i < whole) as i64 as f64;
+            // Completely free devices are interchangeable: renumber their contents into
+            // the order the model's symmetry rows ask for (whole first, then by load).
+            let free: Vec<usize> = (0..devs.len()).filter(|&d| devs[d] == 1000).collect();
+            let load = |d: usize| -> i64 {
+                if whole[d] {
+                    1000
+                } else {
+                    counts[d].iter().map(|(&t, &k)| k * inst.tasks[t].requests[b.resource]).sum()
+                }
+            };
+            let mut sorted = free.clone();
+            sorted.sort_by_key(|&d| (std::cmp::Reverse(whole[d]), std::cmp::Reverse(load(d)), d));
+            let mut slot: Vec<usize> = (0..devs.len()).collect();
+            for (i, &d) in sorted.iter().enumerate() {
+                slot[d] = free[i];
+            }
+            for d in 0..devs.len() {
+                let nd = slot[d];
+                for (&t, &k) in &counts[d] {
+                    if let Some(&(_, _, c)) = b.z.iter().find(|&&(tt, dd, _)| tt == t && dd == nd) {
+                        v[c] = k as f64;
+                    }
+                }
+                if whole[d] {
+                    if let Some(&(_, c)) = b.w.iter().find(|&&(dd, _)| dd == nd) {
+                        v[c] = 1.0;
+                    }
+                }
             }
         }
         v
@@ -444,23 +491,28 @@ impl CycleModel {
     /// Rounds a solver solution and checks it against every row; `None` if it does
     /// not hold (we never pass on a solution we have not verified ourselves).
     pub fn verified(&self, v: &[f64]) -> Option<Vec<f64>> {
-        if v.len() != self.mip.num_cols() {
+        verify_rows(&self.mip, v)
+    }
+}
+
+/// Rounds a solution's integer columns and checks bounds and every row of `mip`.
+pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
+    if v.len() != mip.num_cols() {
+        return None;
+    }
+    let r: Vec<f64> = v.iter().zip(&mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect();
+    for c in 0..r.len() {
+        if r[c] < mip.col_lower[c] - 1e-9 || r[c] > mip.col_upper[c] + 1e-9 {
             return None;
         }
-        let r: Vec<f64> = v.iter().zip(&self.mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect();
-        for c in 0..r.len() {
-            if r[c] < self.mip.col_lower[c] - 1e-9 || r[c] > self.mip.col_upper[c] + 1e-9 {
-                return None;
-            }
-        }
-        for row in &self.mip.rows {
-            let s: f64 = row.entries.iter().map(|&(c, a)| a * r[c]).sum();
-            if s < row.lower - 1e-6 || s > row.upper + 1e-6 {
-                return None;
-            }
-        }
-        Some(r)
     }
+    for row in &mip.rows {
+        let s: f64 = row.entries.iter().map(|&(c, a)| a * r[c]).sum();
+        if s < row.lower - 1e-6 || s > row.upper + 1e-6 {
+            return None;
+        }
+    }
+    Some(r)
 }
 
 /// Weights that make a weighted sum of the components equal to their lexicographic
@@ -481,4 +533,32 @@ fn magnitude(cs: &[&Component]) -> f64 {
 
 pub fn tier_value(coefs: &[(usize, f64)], v: &[f64]) -> f64 {
     coefs.iter().map(|&(c, a)| a * v[c]).sum()
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `sum q_i x_i <= cap` over integer columns, divided by the gcd of the q_i with the
+/// right-hand side rounded down: the same integer points, a tighter LP, and no 1e11
+/// byte counts in the matrix (HiGHS warns about those and loses precision).
+fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
+    let g = e.iter().fold(0, |g, &(_, q)| gcd(g, q)).max(1);
+    let rhs = cap.div_euclid(g);
+    let mut entries: Vec<(usize, f64)> = e.iter().map(|&(c, q)| (c, (q / g) as f64)).collect();
+    let mut rhs = rhs as f64;
+    // Still large after the gcd (odd byte counts): scale to keep coefficients near 1.
+    let max = entries.iter().map(|&(_, v)| v).fold(0.0, f64::max);
+    if max > 1.0e4 {
+        let f = max / 1.0e3;
+        for en in entries.iter_mut() {
+            en.1 /= f;
+        }
+        rhs /= f;
+    }
+    mip.add_row(-INF, rhs, entries);
 }

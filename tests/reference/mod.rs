@@ -10,7 +10,11 @@
 //! - a node without `pods` in its allocatable has no pod limit;
 //! - a task with a `slice` can only use nodes that lie in some domain of the slice level
 //!   (each slice must sit entirely inside one domain);
-//! - extra pods = sum over placed groups of (new pods - `Instance::min_new_pods(g)`).
+//! - extra pods of a group = new pods - `Instance::min_new_pods(g)`; term 3 maximizes
+//!   them per priority level, higher priority first (semantics.md: "Maximize pods placed
+//!   beyond the minimums (elastic members), higher priority first"); the reported
+//!   `extraPods` is their sum. [`Term3::Total`] instead maximizes the plain sum (what
+//!   `Objective::compare` compares), kept to show where the two readings differ.
 
 #![allow(dead_code)]
 
@@ -18,9 +22,22 @@ use std::collections::BTreeSet;
 use tessera::decision::{Objective, PlacedRow};
 use tessera::model::{GroupId, Instance, Node, Policy, Task, Taint, Toleration, PODS};
 
+/// How term 3 (extra pods) is optimized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term3 {
+    /// Per priority level, highest first (semantics.md).
+    ByPriority,
+    /// One sum over all groups.
+    Total,
+}
+
 /// The optimum found by exhaustive search, and how many complete assignments were scored.
 pub struct RefResult {
     pub objective: Objective,
+    /// The optimal lexicographic key: placed groups per level (highest first), then extra
+    /// pods per level (highest first) for [`Term3::ByPriority`] or their sum for
+    /// [`Term3::Total`]. Compare with [`decision_key`].
+    pub key: Vec<i64>,
     pub leaves: u64,
     /// New pods per pending group in one optimal assignment (0 = unplaced), for debugging.
     pub best_new_pods: Vec<(String, i64)>,
@@ -28,6 +45,50 @@ pub struct RefResult {
 
 pub fn optimum(inst: &Instance) -> Objective {
     solve(inst).objective
+}
+
+pub fn solve(inst: &Instance) -> RefResult {
+    solve_with(inst, Term3::ByPriority)
+}
+
+/// Priority levels of pending groups, highest first.
+fn levels_of(inst: &Instance) -> Vec<i64> {
+    let set: BTreeSet<i64> = (0..inst.groups.len())
+        .filter(|&g| inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].count > 0))
+        .map(|g| inst.groups[g].priority)
+        .collect();
+    set.into_iter().rev().collect()
+}
+
+/// The objective key (as [`RefResult::key`]) of an assignment given as new pods per
+/// pending group (absent or 0 = unplaced).
+pub fn key_of(inst: &Instance, new_pods: &std::collections::BTreeMap<String, i64>, mode: Term3) -> Vec<i64> {
+    let levels = levels_of(inst);
+    let nl = levels.len();
+    let mut key = vec![0i64; nl + if mode == Term3::ByPriority { nl } else { 1 }];
+    for g in 0..inst.groups.len() {
+        let n = new_pods.get(&inst.groups[g].name).copied().unwrap_or(0);
+        if n <= 0 {
+            continue;
+        }
+        let Some(l) = levels.iter().position(|&p| p == inst.groups[g].priority) else { continue };
+        key[l] += 1;
+        let extra = n - inst.min_new_pods(g);
+        match mode {
+            Term3::ByPriority => key[nl + l] += extra,
+            Term3::Total => key[nl] += extra,
+        }
+    }
+    key
+}
+
+/// The key of a decision, computed from its placements alone (not its reported objective).
+pub fn decision_key(inst: &Instance, d: &tessera::Decision, mode: Term3) -> Vec<i64> {
+    let mut new_pods = std::collections::BTreeMap::new();
+    for p in &d.placements {
+        *new_pods.entry(p.pod_group.clone()).or_insert(0) += p.pods.len() as i64;
+    }
+    key_of(inst, &new_pods, mode)
 }
 
 /// Kubernetes toleration matching (`ToleratesTaint`).
@@ -130,14 +191,14 @@ struct Search<'a> {
     new_pods: Vec<i64>,
     best: Option<(Vec<i64>, Vec<i64>)>,
     leaves: u64,
+    mode: Term3,
 }
 
-pub fn solve(inst: &Instance) -> RefResult {
+pub fn solve_with(inst: &Instance, mode: Term3) -> RefResult {
     let pending: Vec<GroupId> = (0..inst.groups.len())
         .filter(|&g| inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].count > 0))
         .collect();
-    let level_set: BTreeSet<i64> = pending.iter().map(|&g| inst.groups[g].priority).collect();
-    let levels: Vec<i64> = level_set.into_iter().rev().collect();
+    let levels = levels_of(inst);
     let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
     let nn = inst.nodes.len();
     let mut used = vec![vec![0i64; inst.resources.len()]; nn];
@@ -171,26 +232,29 @@ pub fn solve(inst: &Instance) -> RefResult {
         new_dev: Vec::new(),
         best: None,
         leaves: 0,
+        mode,
     };
     s.new_dev = vec![vec![Vec::new(); s.shared.len()]; nn];
     s.group(0);
     let (key, best_pods) = s.best.clone().expect("the all-unplaced assignment is always valid");
+    let nl = s.levels.len();
+    let extra_pods: i64 = key[nl..].iter().sum();
     let mut rows = Vec::new();
     for (i, &lvl) in s.levels.iter().enumerate() {
         let pending = s.pending.iter().filter(|&&g| inst.groups[g].priority == lvl).count() as i64;
         rows.push(PlacedRow { priority: lvl, placed: key[i], pending });
     }
-    let objective = Objective { placed_by_priority: rows, evicted_by_priority: vec![], extra_pods: *key.last().unwrap() };
+    let objective = Objective { placed_by_priority: rows, evicted_by_priority: vec![], extra_pods };
     let best_new_pods = s.pending.iter().zip(&best_pods).map(|(&g, &n)| (inst.groups[g].name.clone(), n.max(0))).collect();
-    RefResult { objective, leaves: s.leaves, best_new_pods }
+    RefResult { objective, key, leaves: s.leaves, best_new_pods }
 }
 
 impl<'a> Search<'a> {
     fn score(&mut self) {
         self.leaves += 1;
         let inst = self.inst;
-        let mut key = vec![0i64; self.levels.len() + 1];
-        let mut extra = 0;
+        let nl = self.levels.len();
+        let mut key = vec![0i64; nl + if self.mode == Term3::ByPriority { nl } else { 1 }];
         for (i, &g) in self.pending.iter().enumerate() {
             let n = self.new_pods[i];
             if n < 0 {
@@ -198,9 +262,12 @@ impl<'a> Search<'a> {
             }
             let lvl = self.levels.iter().position(|&l| l == inst.groups[g].priority).unwrap();
             key[lvl] += 1;
-            extra += n - inst.min_new_pods(g);
+            let extra = n - inst.min_new_pods(g);
+            match self.mode {
+                Term3::ByPriority => key[nl + lvl] += extra,
+                Term3::Total => key[nl] += extra,
+            }
         }
-        *key.last_mut().unwrap() = extra;
         if self.best.as_ref().map_or(true, |(b, _)| key > *b) {
             self.best = Some((key, self.new_pods.clone()));
         }
