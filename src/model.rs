@@ -14,6 +14,8 @@ pub type ResourceId = usize;
 
 /// The implicit finest topology level.
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
+/// Most physical devices of one shared resource on one node.
+pub const MAX_DEVICES: i64 = 1024;
 /// Resource counted once per pod when nodes declare it.
 pub const PODS: &str = "pods";
 
@@ -298,6 +300,9 @@ impl Instance {
                 let r = rid[k.as_str()];
                 let val = quantity(q, &p, scale_of(k, shared[r]))?;
                 if shared[r] {
+                    if !is_request && val > MAX_DEVICES * 1000 {
+                        return Err(InputError::new(p, format!("at most {MAX_DEVICES} devices per node, got {:?}", q.text())));
+                    }
                     if !is_request && val % 1000 != 0 {
                         return Err(InputError::new(p, format!("shared device count must be whole, got {:?}", q.text())));
                     }
@@ -481,7 +486,7 @@ impl Instance {
                     Some(s) => {
                         let l = level_of(&s.topology, &format!("{tp}.slice.topology"))?;
                         if s.size < 1 || s.size > 1_000_000 {
-                            return Err(InputError::new(format!("{tp}.slice.size"), format!("must be at least 1, got {}", s.size)));
+                            return Err(InputError::new(format!("{tp}.slice.size"), format!("must be between 1 and 1000000, got {}", s.size)));
                         }
                         if let Some(r) = required {
                             if l < r {
@@ -765,8 +770,8 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     };
     let v: f64 = num.trim().parse().map_err(|_| format!("invalid duration {text:?} (e.g. 10s, 500ms, 2m)"))?;
     let secs = v * mult;
-    if !secs.is_finite() || secs <= 0.0 || secs > 7.0 * 24.0 * 3600.0 {
-        return Err(format!("duration {text:?} must be positive and at most a week"));
+    if !secs.is_finite() || secs < 0.001 || secs > 7.0 * 24.0 * 3600.0 {
+        return Err(format!("duration {text:?} must be between 1ms and a week"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
 }

@@ -22,13 +22,7 @@ impl QuantityDoc {
     pub fn text(&self) -> String {
         match self {
             QuantityDoc::Int(i) => i.to_string(),
-            QuantityDoc::Float(f) => {
-                if f.is_finite() {
-                    format!("{f}")
-                } else {
-                    "NaN".to_string()
-                }
-            }
+            QuantityDoc::Float(f) => format!("{f}"),
             QuantityDoc::Text(s) => s.clone(),
         }
     }
@@ -81,9 +75,9 @@ pub struct PriorityClassDoc {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodeDoc {
     pub name: String,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub labels: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_map")]
     pub allocatable: ResourcesDoc,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<TaintDoc>,
@@ -163,9 +157,9 @@ pub struct TaskDoc {
     pub count: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_map")]
     pub requests: ResourcesDoc,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub node_selector: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<TolerationDoc>,
@@ -184,9 +178,9 @@ pub struct PodDoc {
     pub task: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_map")]
     pub requests: ResourcesDoc,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub device_ids: BTreeMap<String, Vec<i64>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub placeholder: bool,
@@ -234,17 +228,81 @@ impl InputError {
     }
 }
 
-/// Reads a document as YAML or JSON (JSON is tried when the text starts with `{`), with
-/// the path of the offending field in every error.
+/// Maps whose keys must be unique: YAML and JSON parsers keep the last of duplicate
+/// keys, which would silently drop a value the caller wrote.
+fn unique_map<'de, D, M, K, V>(de: D) -> Result<M, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    M: Default + Extend<(K, V)>,
+    K: serde::Deserialize<'de> + Ord + std::fmt::Debug + Clone,
+    V: serde::Deserialize<'de>,
+{
+    struct Visit<M, K, V>(std::marker::PhantomData<(M, K, V)>);
+    impl<'de, M, K, V> serde::de::Visitor<'de> for Visit<M, K, V>
+    where
+        M: Default + Extend<(K, V)>,
+        K: serde::Deserialize<'de> + Ord + std::fmt::Debug + Clone,
+        V: serde::Deserialize<'de>,
+    {
+        type Value = M;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a map")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<M, A::Error> {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut out = M::default();
+            while let Some(k) = access.next_key::<K>()? {
+                if !seen.insert(k.clone()) {
+                    return Err(serde::de::Error::custom(format!("duplicate key {k:?}")));
+                }
+                let v = access.next_value::<V>()?;
+                out.extend(std::iter::once((k, v)));
+            }
+            Ok(out)
+        }
+    }
+    de.deserialize_map(Visit(std::marker::PhantomData))
+}
+
+/// Deepest bracket nesting accepted; the YAML parser is quadratic in it.
+const MAX_NESTING: usize = 64;
+
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Reads a document as YAML or JSON (JSON when the text is JSON), with the path of the
+/// offending field in every error.
 pub fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, InputError> {
+    let blank = text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    });
+    if blank {
+        return Err(InputError::new("", "empty document"));
+    }
+    if nesting_depth(text) > MAX_NESTING {
+        return Err(InputError::new("", format!("nesting deeper than {MAX_NESTING} levels")));
+    }
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') {
+    // JSON when it parses as JSON at all; a YAML flow mapping also starts with '{'.
+    if trimmed.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
         let mut de = serde_json::Deserializer::from_str(text);
         let value = serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))?;
         de.end().map_err(|e| InputError::new("", format!("invalid JSON: {e}")))?;
         Ok(value)
     } else {
-        // Many YAML documents in one file are not a single instance.
         let mut docs = serde_yaml_ng::Deserializer::from_str(text);
         let first = match docs.next() {
             Some(d) => d,
@@ -259,7 +317,12 @@ pub fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, InputE
 }
 
 fn path_error(path: String, message: String) -> InputError {
-    // serde's messages carry their own position suffix for YAML/JSON; keep them, they help.
+    // serde's messages carry their own position suffix; keep it, it helps. The YAML
+    // parser also prefixes its own (shorter) path: drop that, ours is the precise one.
     let path = if path == "." { String::new() } else { path };
+    let message = match message.split_once(": ") {
+        Some((head, rest)) if !head.is_empty() && !head.contains(' ') && (path.starts_with(head) || head == ".") => rest.to_string(),
+        _ => message,
+    };
     InputError::new(path, message)
 }

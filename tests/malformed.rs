@@ -325,6 +325,26 @@ pods: [{name: p, node: n0, device_ids: {nvidia.com/gpu: [0]}}]
     "unknown field `device_ids`"
 );
 
+#[test]
+fn unknown_key_message_lists_the_allowed_keys() {
+    let e = check(
+        r#"{"podGroups": [{"name": "g", "tasks": [{"name": "t", "image": "x"}]}]}"#,
+        "podGroups[0].tasks[0].image",
+        "unknown field `image`",
+    );
+    assert!(
+        e.message.starts_with(
+            "unknown field `image`, expected one of `name`, `count`, `minCount`, `requests`, `nodeSelector`, `tolerations`, `slice`"
+        ),
+        "{}",
+        e.message
+    );
+    // The YAML message names the same key and the allowed ones (plus serde_yaml_ng's own
+    // path prefix and position, see `yaml_serde_error_names_the_path_once`).
+    let e = check("podGroups:\n  - name: g\n    tasks:\n      - {name: t, image: x}\n", "podGroups[0].tasks[0].image", "unknown field `image`, expected one of `name`, `count`");
+    assert!(e.message.ends_with("at line 4 column 19"), "{}", e.message);
+}
+
 // ---------------------------------------------------------------------------------------
 // Types and structure
 // ---------------------------------------------------------------------------------------

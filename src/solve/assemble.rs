@@ -1,7 +1,7 @@
 //! Turns a solver's assignment (pods per group, chosen domains) into the public
 //! [`Decision`]: placements, objective terms, and a reason for every unplaced group.
 
-use super::cycle::{Cycle, DeviceIds};
+use super::cycle::{Cycle, DeviceIds, VictimUnit};
 use super::explain;
 use crate::decision::*;
 use crate::model::*;
@@ -21,11 +21,13 @@ pub struct Assignment {
     pub pods: Vec<Vec<NewPod>>,
     /// Per group: the domain chosen at its required level.
     pub domain: Vec<Option<usize>>,
+    /// Victim units evicted (indices into `Cycle::victims`).
+    pub evicted: Vec<usize>,
 }
 
 impl Assignment {
     pub fn empty(inst: &Instance) -> Assignment {
-        Assignment { pods: vec![Vec::new(); inst.groups.len()], domain: vec![None; inst.groups.len()] }
+        Assignment { pods: vec![Vec::new(); inst.groups.len()], domain: vec![None; inst.groups.len()], evicted: Vec::new() }
     }
     pub fn is_placed(&self, g: GroupId) -> bool {
         !self.pods[g].is_empty()
@@ -33,7 +35,7 @@ impl Assignment {
 }
 
 /// Terms 1-3 of an assignment (the solver's own count; `check` recounts independently).
-pub fn objective(inst: &Instance, a: &Assignment) -> Objective {
+pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Objective {
     let mut rows: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     let mut extra = 0;
     for g in inst.pending_groups() {
@@ -44,11 +46,46 @@ pub fn objective(inst: &Instance, a: &Assignment) -> Objective {
             extra += a.pods[g].len() as i64 - inst.min_new_pods(g);
         }
     }
+    let _ = &victims;
+    let mut evicted: BTreeMap<i64, i64> = BTreeMap::new();
+    for &u in &a.evicted {
+        for &p in &victims[u].pods {
+            *evicted.entry(inst.pods[p].priority).or_default() += 1;
+        }
+    }
     Objective {
         placed_by_priority: rows.into_iter().rev().map(|(priority, (placed, pending))| PlacedRow { priority, placed, pending }).collect(),
-        evicted_by_priority: Vec::new(),
+        evicted_by_priority: evicted.into_iter().rev().map(|(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
     }
+}
+
+/// The preemptor named for an evicted pod: a placed group allowed to evict its unit,
+/// with a new pod on the pod's node if possible (else on another node of the unit);
+/// highest priority first, then input order.
+fn preemptor(cycle: &Cycle, a: &Assignment, unit: &VictimUnit, node: NodeId) -> Option<GroupId> {
+    let inst = cycle.inst;
+    let allowed = |g: GroupId| {
+        let grp = &inst.groups[g];
+        a.is_placed(g) && !grp.preempt_never && grp.priority > unit.priority && unit.pending_group != Some(g)
+    };
+    let nodes: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
+    let mut best: Option<(bool, i64, std::cmp::Reverse<GroupId>)> = None;
+    for &g in &cycle.pending {
+        if !allowed(g) {
+            continue;
+        }
+        let here = a.pods[g].iter().any(|p| p.node == node);
+        let near = here || a.pods[g].iter().any(|p| nodes.contains(&p.node));
+        if !near {
+            continue;
+        }
+        let key = (here, inst.groups[g].priority, std::cmp::Reverse(g));
+        if best.is_none_or(|b| key > b) {
+            best = Some(key);
+        }
+    }
+    best.map(|b| b.2 .0)
 }
 
 pub fn assemble(cycle: &Cycle, a: &Assignment, status: Status, gap: f64) -> Decision {
@@ -82,13 +119,25 @@ pub fn assemble(cycle: &Cycle, a: &Assignment, status: Status, gap: f64) -> Deci
             unplaced.push(Unplaced { pod_group: grp.name.clone(), reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()) });
         }
     }
+    let mut evictions = Vec::new();
+    for &u in &a.evicted {
+        let unit = &cycle.victims[u];
+        for &p in &unit.pods {
+            let by = preemptor(cycle, a, unit, inst.pods[p].node);
+            evictions.push(Eviction {
+                pod: inst.pods[p].name.clone(),
+                preemptor: by.map(|g| inst.groups[g].name.clone()).unwrap_or_default(),
+            });
+        }
+    }
+    evictions.sort_by(|x, y| x.pod.cmp(&y.pod));
     Decision {
         status,
-        objective: objective(inst, a),
+        objective: objective(inst, &cycle.victims, a),
         gap: if gap.is_finite() { gap } else { 0.0 },
         placements,
         unplaced,
-        evictions: Vec::new(),
+        evictions,
         stats: Default::default(),
     }
 }

@@ -33,6 +33,67 @@ pub struct Cycle<'a> {
     /// Per group with a required level: the domain its bound members pin it to;
     /// `Err` when they cannot all be in one domain.
     pub pinned: Vec<Option<Result<usize, String>>>,
+    /// Bound pods that may be evicted, grouped into units evicted together.
+    pub victims: Vec<VictimUnit>,
+    /// Per node: the victim units with a pod there.
+    pub victims_on: Vec<Vec<usize>>,
+}
+
+/// Pods evicted together: one pod (`disruptionMode: Pod`), or every bound member of a
+/// `disruptionMode: PodGroup` group.
+#[derive(Clone, Debug)]
+pub struct VictimUnit {
+    pub pods: Vec<PodId>,
+    /// The highest priority among the pods: a preemptor must be strictly above it.
+    pub priority: i64,
+    /// The pending group the pods belong to, if any (then it is a victim only if that
+    /// group is not placed).
+    pub pending_group: Option<GroupId>,
+}
+
+/// Rule 6: the victim units of a cycle.
+fn victim_units(inst: &Instance) -> Vec<VictimUnit> {
+    if !inst.options.preemption {
+        return Vec::new();
+    }
+    let mut units = Vec::new();
+    let mut done_groups = vec![false; inst.groups.len()];
+    for (i, p) in inst.pods.iter().enumerate() {
+        match p.group {
+            Some(g) if inst.groups[g].disruption == DisruptionMode::PodGroup => {
+                if done_groups[g] {
+                    continue;
+                }
+                done_groups[g] = true;
+                let members = &inst.groups[g].bound;
+                // Evicting one member evicts all: only if every member may be evicted.
+                if members.iter().all(|&m| inst.pods[m].preemptible) {
+                    units.push(VictimUnit {
+                        pods: members.clone(),
+                        priority: members.iter().map(|&m| inst.pods[m].priority).max().unwrap_or(0),
+                        pending_group: inst.is_pending(g).then_some(g),
+                    });
+                }
+            }
+            _ => {
+                if p.preemptible {
+                    units.push(VictimUnit {
+                        pods: vec![i],
+                        priority: p.priority,
+                        pending_group: p.group.filter(|&g| inst.is_pending(g)),
+                    });
+                }
+            }
+        }
+    }
+    // Only units some pending preemptor could ever evict.
+    let top = inst
+        .pending_groups()
+        .filter(|&g| !inst.groups[g].preempt_never)
+        .map(|g| inst.groups[g].priority)
+        .max();
+    units.retain(|u| top.is_some_and(|t| u.priority < t));
+    units
 }
 
 pub const UNLIMITED: i64 = i64::MAX / 4;
@@ -155,41 +216,113 @@ impl<'a> Cycle<'a> {
             })
             .collect();
         let pending: Vec<GroupId> = inst.pending_groups().collect();
-        let mut cycle = Cycle { inst, pending, shared_ids, nodes, eligible: vec![Vec::new(); inst.tasks.len()], domain_of, domain_names, domain_nodes, pinned };
-        for t in 0..inst.tasks.len() {
-            let task = &inst.tasks[t];
-            if task.count == 0 {
-                continue;
+        let victims = victim_units(inst);
+        let mut victims_on = vec![Vec::new(); inst.nodes.len()];
+        for (u, unit) in victims.iter().enumerate() {
+            for &p in &unit.pods {
+                let n = inst.pods[p].node;
+                if !victims_on[n].contains(&u) {
+                    victims_on[n].push(u);
+                }
             }
-            let g = &inst.groups[task.group];
-            let elig: Vec<NodeId> = (0..inst.nodes.len())
-                .filter(|&n| {
-                    if let Some(l) = g.required {
-                        match (&cycle.pinned[task.group], cycle.domain_of[l][n]) {
-                            (_, None) => return false,
-                            (Some(Err(_)), _) => return false,
-                            (Some(Ok(d)), Some(x)) if *d != x => return false,
-                            _ => {}
-                        }
-                    }
-                    if let Some((l, _)) = task.slice {
-                        if cycle.domain_of[l][n].is_none() {
-                            return false;
-                        }
-                    }
-                    passes_filters(inst, t, n) && cycle.max_pods(t, n) > 0
-                })
-                .collect();
-            cycle.eligible[t] = elig;
         }
+        let mut cycle = Cycle {
+            inst,
+            pending,
+            shared_ids,
+            nodes,
+            eligible: vec![Vec::new(); inst.tasks.len()],
+            domain_of,
+            domain_names,
+            domain_nodes,
+            pinned,
+            victims,
+            victims_on,
+        };
+        // Eligibility of every (task, node) pair: independent checks, run in parallel;
+        // collected in task order, so the result does not depend on the thread count.
+        use rayon::prelude::*;
+        let eligible: Vec<Vec<NodeId>> = (0..inst.tasks.len())
+            .into_par_iter()
+            .map(|t| {
+                let task = &inst.tasks[t];
+                if task.count == 0 {
+                    return Vec::new();
+                }
+                let g = &inst.groups[task.group];
+                (0..inst.nodes.len())
+                    .filter(|&n| {
+                        if let Some(l) = g.required {
+                            match (&cycle.pinned[task.group], cycle.domain_of[l][n]) {
+                                (_, None) => return false,
+                                (Some(Err(_)), _) => return false,
+                                (Some(Ok(d)), Some(x)) if *d != x => return false,
+                                _ => {}
+                            }
+                        }
+                        if let Some((l, _)) = task.slice {
+                            if cycle.domain_of[l][n].is_none() {
+                                return false;
+                            }
+                        }
+                        passes_filters(inst, t, n) && cycle.max_pods(t, n) > 0
+                    })
+                    .collect()
+            })
+            .collect();
+        cycle.eligible = eligible;
         cycle
     }
 
+    /// Units on node `n` that group `g` may evict (rule 6).
+    pub fn evictable_by(&self, g: GroupId, n: NodeId) -> impl Iterator<Item = usize> + '_ {
+        let grp = &self.inst.groups[g];
+        self.victims_on[n]
+            .iter()
+            .copied()
+            .filter(move |&u| !grp.preempt_never && self.victims[u].priority < grp.priority && self.victims[u].pending_group != Some(g))
+    }
+
+    /// Capacity of node `n` for group `g` if it evicted everything it may there:
+    /// (free per resource, free milli per device per shared resource).
+    pub fn reachable(&self, g: GroupId, n: NodeId) -> (Vec<i64>, Vec<Vec<i64>>) {
+        let inst = self.inst;
+        let mut free = self.nodes[n].free.clone();
+        let mut devices = self.nodes[n].devices.clone();
+        for u in self.evictable_by(g, n) {
+            for &p in &self.victims[u].pods {
+                let pod = &inst.pods[p];
+                if pod.node != n {
+                    continue;
+                }
+                for r in 0..inst.resources.len() {
+                    if free[r] != UNLIMITED {
+                        free[r] += pod.requests[r];
+                    }
+                }
+                for (si, &r) in self.shared_ids.iter().enumerate() {
+                    if let Some(ids) = pod.devices.get(&r) {
+                        for &d in ids {
+                            devices[si][d] += if pod.requests[r] >= 1000 { 1000 } else { pod.requests[r] };
+                        }
+                    }
+                }
+            }
+        }
+        (free, devices)
+    }
+
     /// An upper bound on pods of task `t` that node `n` can hold alone (exact per
-    /// resource; per device for shared resources).
+    /// resource; per device for shared resources), counting what the task's group may
+    /// evict there.
     pub fn max_pods(&self, t: TaskId, n: NodeId) -> i64 {
         let task = &self.inst.tasks[t];
-        let st = &self.nodes[n];
+        let (free, devices) = if self.victims_on[n].is_empty() {
+            (std::borrow::Cow::Borrowed(&self.nodes[n].free), std::borrow::Cow::Borrowed(&self.nodes[n].devices))
+        } else {
+            let (f, d) = self.reachable(task.group, n);
+            (std::borrow::Cow::Owned(f), std::borrow::Cow::Owned(d))
+        };
         let mut best = task.count;
         for r in 0..self.inst.resources.len() {
             let q = task.requests[r];
@@ -198,7 +331,7 @@ impl<'a> Cycle<'a> {
             }
             if self.inst.shared[r] {
                 let si = self.shared_ids.iter().position(|&x| x == r).unwrap();
-                let devs = &st.devices[si];
+                let devs = &devices[si];
                 let fit = if q < 1000 {
                     devs.iter().map(|&f| f.max(0) / q).sum::<i64>()
                 } else {
@@ -206,7 +339,7 @@ impl<'a> Cycle<'a> {
                 };
                 best = best.min(fit);
             } else {
-                best = best.min(st.free[r].max(0) / q);
+                best = best.min(free[r].max(0) / q);
             }
         }
         best

@@ -25,7 +25,13 @@ impl Solver for Exact {
         "exact cycle MILP (HiGHS), lexicographic terms 1-3 proven, warm-started from first-fit decreasing"
     }
     fn solve(&self, inst: &Instance, cfg: &SolveConfig) -> Decision {
-        solve_exact(inst, cfg)
+        match cfg.threads {
+            Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+                Ok(pool) => pool.install(|| solve_exact(inst, cfg)),
+                Err(_) => solve_exact(inst, cfg),
+            },
+            None => solve_exact(inst, cfg),
+        }
     }
 }
 

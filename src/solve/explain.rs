@@ -13,13 +13,9 @@ use crate::quantity;
 use std::collections::BTreeMap;
 
 pub fn reasons(cycle: &Cycle, a: &Assignment, optimal: bool) -> BTreeMap<GroupId, String> {
-    let mut out = BTreeMap::new();
-    for &g in &cycle.pending {
-        if !a.is_placed(g) {
-            out.insert(g, reason(cycle, a, g, optimal));
-        }
-    }
-    out
+    use rayon::prelude::*;
+    let unplaced: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| !a.is_placed(g)).collect();
+    unplaced.into_par_iter().map(|g| (g, reason(cycle, a, g, optimal))).collect()
 }
 
 fn fmt_q(inst: &Instance, r: ResourceId, v: i64) -> String {
@@ -85,10 +81,10 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
                 if q == 0 {
                     continue;
                 }
-                let best = passing.iter().map(|&n| free_for(cycle, n, r, q)).max().unwrap_or(0);
+                let best = passing.iter().map(|&n| free_for(cycle, g, n, r, q)).max().unwrap_or(0);
                 let best = if inst.shared[r] && q < 1000 {
                     // A share must fit in one device: report the largest single share.
-                    passing.iter().map(|&n| largest_share(cycle, n, r)).max().unwrap_or(0)
+                    passing.iter().map(|&n| largest_share(cycle, g, n, r)).max().unwrap_or(0)
                 } else {
                     best
                 };
@@ -145,7 +141,7 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
             let have: i64 = nodes
                 .into_iter()
                 .filter(|&n| dom.is_none_or(|d| cycle.domain_of[grp.required.unwrap()][n] == Some(d)))
-                .map(|n| free_for(cycle, n, r, 1).min(super::cycle::UNLIMITED / 1024))
+                .map(|n| free_for(cycle, g, n, r, 1).min(super::cycle::UNLIMITED / 1024))
                 .sum();
             if best.is_none_or(|b| have > b.0) {
                 best = Some((have, dom));
@@ -213,22 +209,23 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
 
 /// Free amount of resource `r` on node `n` usable by pods requesting `q` of it
 /// (shared devices: whole free devices for integral requests, largest share otherwise).
-fn free_for(cycle: &Cycle, n: NodeId, r: ResourceId, q: i64) -> i64 {
+/// (Evictions the group may make there included.)
+fn free_for(cycle: &Cycle, g: GroupId, n: NodeId, r: ResourceId, q: i64) -> i64 {
     let inst = cycle.inst;
-    let st = &cycle.nodes[n];
+    let (free, devices) = cycle.reachable(g, n);
     if inst.shared[r] {
         let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
         if q >= 1000 {
-            st.devices[si].iter().filter(|&&f| f == 1000).count() as i64 * 1000
+            devices[si].iter().filter(|&&f| f == 1000).count() as i64 * 1000
         } else {
-            st.devices[si].iter().map(|&f| f.max(0)).sum()
+            devices[si].iter().map(|&f| f.max(0)).sum()
         }
     } else {
-        st.free[r].max(0)
+        free[r].max(0)
     }
 }
 
-fn largest_share(cycle: &Cycle, n: NodeId, r: ResourceId) -> i64 {
+fn largest_share(cycle: &Cycle, g: GroupId, n: NodeId, r: ResourceId) -> i64 {
     let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
-    cycle.nodes[n].devices[si].iter().copied().max().unwrap_or(0).max(0)
+    cycle.reachable(g, n).1[si].iter().copied().max().unwrap_or(0).max(0)
 }

@@ -311,7 +311,7 @@ pub fn best_start(cycle: &Cycle) -> Assignment {
     for order in [&ffd, &small_first] {
         for node_rank in [None, Some(rank.as_slice())] {
             let a = place_in_order(cycle, order, node_rank);
-            let o = objective(inst, &a);
+            let o = objective(inst, &cycle.victims, &a);
             if best.as_ref().is_none_or(|(_, bo)| o.compare(bo) == std::cmp::Ordering::Greater) {
                 best = Some((a, o));
             }

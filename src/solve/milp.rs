@@ -62,6 +62,8 @@ pub struct CycleModel {
     /// Per group: (domain, col) used at its preferred level.
     used: Vec<Vec<(usize, usize)>>,
     blocks: Vec<DeviceBlock>,
+    /// Per victim unit: its eviction column.
+    e_col: Vec<Option<usize>>,
 }
 
 fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
@@ -180,7 +182,46 @@ impl CycleModel {
             }
         }
 
-        // Capacity, per node: plain resources as sums, shared devices per device.
+        // Victims (rule 6): one binary per unit of pods evicted together. A unit may go
+        // only if a placed group allowed to preempt it has a new pod on one of its nodes
+        // (the attribution row), and never if it belongs to a group placed now.
+        let mut e_col: Vec<Option<usize>> = vec![None; cycle.victims.len()];
+        for (u, unit) in cycle.victims.iter().enumerate() {
+            let mut nodes: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            let mut preemptors: Vec<(usize, f64)> = Vec::new();
+            for &n in &nodes {
+                for &g in &cycle.pending {
+                    let grp = &inst.groups[g];
+                    if grp.preempt_never || unit.priority >= grp.priority || unit.pending_group == Some(g) {
+                        continue;
+                    }
+                    for &t in &grp.tasks {
+                        if let Some(&c) = x.get(&(t, n)) {
+                            preemptors.push((c, -1.0));
+                        }
+                    }
+                }
+            }
+            if preemptors.is_empty() {
+                continue;
+            }
+            let names: Vec<&str> = unit.pods.iter().map(|&p| inst.pods[p].name.as_str()).collect();
+            let ec = mip.add_col(0.0, 1.0, true, format!("e[{}]", names.join("+")));
+            e_col[u] = Some(ec);
+            let mut row = vec![(ec, 1.0)];
+            row.extend(preemptors);
+            mip.add_row(-INF, 0.0, row);
+            if let Some(g) = unit.pending_group {
+                if let Some(yc) = y[g] {
+                    mip.add_row(-INF, 1.0, vec![(ec, 1.0), (yc, 1.0)]);
+                }
+            }
+        }
+
+        // Capacity, per node: plain resources as sums, shared devices per device; what
+        // evicted pods free comes back as negative terms.
         let mut on_node: Vec<Vec<(TaskId, usize)>> = vec![Vec::new(); inst.nodes.len()];
         for (&(t, n), &c) in &x {
             on_node[n].push((t, c));
@@ -191,13 +232,24 @@ impl CycleModel {
                 continue;
             }
             let st = &cycle.nodes[n];
+            // (unit column, pod) for every evictable pod on this node.
+            let freed: Vec<(usize, PodId)> = cycle.victims_on[n]
+                .iter()
+                .filter_map(|&u| e_col[u].map(|c| (u, c)))
+                .flat_map(|(u, c)| cycle.victims[u].pods.iter().copied().filter(move |&p| inst.pods[p].node == n).map(move |p| (c, p)))
+                .collect();
             for r in 0..inst.resources.len() {
                 if inst.shared[r] || st.free[r] == UNLIMITED {
                     continue;
                 }
-                let e: Vec<(usize, i64)> = vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r])).collect();
+                let mut e: Vec<(usize, i64)> = vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r])).collect();
                 let worst: f64 = e.iter().map(|&(c, q)| q as f64 * mip.col_upper[c]).sum();
                 if worst > st.free[r] as f64 {
+                    let mut per_col: BTreeMap<usize, i64> = BTreeMap::new();
+                    for &(c, p) in &freed {
+                        *per_col.entry(c).or_default() += inst.pods[p].requests[r];
+                    }
+                    e.extend(per_col.into_iter().filter(|&(_, q)| q > 0).map(|(c, q)| (c, -q)));
                     add_knapsack_row(&mut mip, e, st.free[r]);
                 }
             }
@@ -208,9 +260,19 @@ impl CycleModel {
                     continue;
                 }
                 let devs = &st.devices[si];
+                // Per device: (unit column, milli freed) of evictable users.
+                let mut dev_freed: Vec<Vec<(usize, i64)>> = vec![Vec::new(); devs.len()];
+                for &(c, p) in &freed {
+                    let pod = &inst.pods[p];
+                    if let Some(ids) = pod.devices.get(&r) {
+                        for &d in ids {
+                            dev_freed[d].push((c, if pod.requests[r] >= 1000 { 1000 } else { pod.requests[r] }));
+                        }
+                    }
+                }
                 let free_devices = devs.iter().filter(|&&f| f == 1000).count() as f64;
                 let whole_e: Vec<(usize, f64)> = whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / 1000) as f64)).collect();
-                if frac.is_empty() {
+                if frac.is_empty() && dev_freed.iter().all(|v| v.is_empty()) {
                     let worst: f64 = whole_e.iter().map(|&(c, k)| k * mip.col_upper[c]).sum();
                     if worst > free_devices {
                         mip.add_row(-INF, free_devices, whole_e);
@@ -222,28 +284,32 @@ impl CycleModel {
                 let mut prev_w: Option<usize> = None;
                 let mut prev_load: Option<Vec<(usize, f64)>> = None;
                 for (d, &f) in devs.iter().enumerate() {
-                    if f <= 0 {
+                    let reach = f + dev_freed[d].iter().map(|&(_, m)| m).sum::<i64>();
+                    if reach <= 0 {
                         continue;
                     }
                     let mut row = Vec::new();
                     for &(t, _) in &frac {
                         let q = inst.tasks[t].requests[r];
-                        if q <= f {
-                            let zc = mip.add_col(0.0, (f / q).min(inst.tasks[t].count) as f64, true, format!("z[{},{},{}]", inst.tasks[t].name, inst.nodes[n].name, d));
+                        if q <= reach {
+                            let zc = mip.add_col(0.0, (reach / q).min(inst.tasks[t].count) as f64, true, format!("z[{},{},{}]", inst.tasks[t].name, inst.nodes[n].name, d));
                             block.z.push((t, d, zc));
                             per_task.entry(t).or_default().push((zc, -1.0));
                             row.push((zc, q as f64));
                         }
                     }
-                    if f == 1000 && !whole.is_empty() {
+                    if reach == 1000 && !whole.is_empty() {
                         let wc = mip.add_col(0.0, 1.0, true, format!("w[{},{}]", inst.nodes[n].name, d));
                         block.w.push((d, wc));
                         row.push((wc, 1000.0));
-                        // Free devices are interchangeable: take them in index order.
-                        if let Some(p) = prev_w {
-                            mip.add_row(0.0, INF, vec![(p, 1.0), (wc, -1.0)]);
+                        // Completely free devices are interchangeable: take them in
+                        // index order.
+                        if f == 1000 {
+                            if let Some(p) = prev_w {
+                                mip.add_row(0.0, INF, vec![(p, 1.0), (wc, -1.0)]);
+                            }
+                            prev_w = Some(wc);
                         }
-                        prev_w = Some(wc);
                     }
                     if f == 1000 {
                         // ... and load them in decreasing order, so the solver does not
@@ -256,6 +322,11 @@ impl CycleModel {
                         prev_load = Some(row.clone());
                     }
                     if !row.is_empty() {
+                        let mut per_col: BTreeMap<usize, f64> = BTreeMap::new();
+                        for &(c, m) in &dev_freed[d] {
+                            *per_col.entry(c).or_default() += m as f64;
+                        }
+                        row.extend(per_col.into_iter().map(|(c, m)| (c, -m)));
                         mip.add_row(-INF, f as f64, row);
                     }
                 }
@@ -284,6 +355,23 @@ impl CycleModel {
                 range: gs.len() as f64,
                 exact: true,
             });
+        }
+        // Term 2: fewest victims per victim priority level, highest level first.
+        let mut victim_levels: BTreeMap<i64, Vec<(usize, f64)>> = BTreeMap::new();
+        for (u, unit) in cycle.victims.iter().enumerate() {
+            if let Some(c) = e_col[u] {
+                let mut per_level: BTreeMap<i64, f64> = BTreeMap::new();
+                for &p in &unit.pods {
+                    *per_level.entry(inst.pods[p].priority).or_default() += 1.0;
+                }
+                for (lvl, k) in per_level {
+                    victim_levels.entry(lvl).or_default().push((c, -k));
+                }
+            }
+        }
+        for (lvl, coefs) in victim_levels.into_iter().rev() {
+            let range = coefs.iter().map(|&(_, k)| -k).sum();
+            components.push(Component { name: format!("evicted@{lvl}"), coefs, range, exact: true });
         }
         for &p in &levels {
             let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
@@ -316,7 +404,7 @@ impl CycleModel {
         if !pack.is_empty() {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col }
     }
 
     /// Groups components into tiers solved one after another.
@@ -475,6 +563,13 @@ impl CycleModel {
                 a.pods[g].push(NewPod { task: t, node: n, devices });
             }
         }
+        for (u, c) in self.e_col.iter().enumerate() {
+            if let Some(c) = *c {
+                if val(c) == 1 {
+                    a.evicted.push(u);
+                }
+            }
+        }
         for &g in &cycle.pending {
             if val(self.y[g].unwrap()) == 0 {
                 a.pods[g].clear();
@@ -547,12 +642,13 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// right-hand side rounded down: the same integer points, a tighter LP, and no 1e11
 /// byte counts in the matrix (HiGHS warns about those and loses precision).
 fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
-    let g = e.iter().fold(0, |g, &(_, q)| gcd(g, q)).max(1);
+    // Evicted pods enter with negative coefficients: still integer multiples of g.
+    let g = e.iter().fold(0, |g, &(_, q)| gcd(g, q.abs())).max(1);
     let rhs = cap.div_euclid(g);
     let mut entries: Vec<(usize, f64)> = e.iter().map(|&(c, q)| (c, (q / g) as f64)).collect();
     let mut rhs = rhs as f64;
     // Still large after the gcd (odd byte counts): scale to keep coefficients near 1.
-    let max = entries.iter().map(|&(_, v)| v).fold(0.0, f64::max);
+    let max = entries.iter().map(|&(_, v)| v.abs()).fold(0.0, f64::max);
     if max > 1.0e4 {
         let f = max / 1.0e3;
         for en in entries.iter_mut() {
