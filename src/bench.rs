@@ -64,7 +64,9 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             invalid: 0,
         };
         for seed in 1..=seeds {
-            let doc = generate::generate(class, seed)?;
+            let mut doc = generate::generate(class, seed)?;
+            // This suite measures placement; victims are measured by the preemption suite.
+            doc.options.get_or_insert_with(Default::default).preemption = Some(false);
             let inst = Instance::from_doc(&doc).map_err(|e| format!("{class} seed {seed}: {e}"))?;
             row.nodes = inst.nodes.len();
             row.pending.push(inst.pending_groups().count());

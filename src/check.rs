@@ -92,6 +92,7 @@ pub fn check(inst: &Instance, d: &Decision) -> Report {
     check_devices(inst, &pl, &evicted, &mut v);
     check_gang(inst, &pl, &mut v);
     check_topology(inst, d, &pl, &evicted, &mut v);
+    check_needed(inst, &pl, &evicted, &mut v);
     let objective = recompute_objective(inst, &pl, &evicted);
     // An Invalid decision carries no answer, so there is no objective to compare.
     if d.status != Status::Invalid {
@@ -377,6 +378,113 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
         }
     }
     evicted.into_keys().collect()
+}
+
+/// Rule 6, "no eviction that is not needed": an eviction is unneeded when undoing it
+/// alone (for a `disruptionMode: PodGroup` victim, all its evicted bound members at once)
+/// keeps the decision valid. Undoing one only adds its pods back on their own nodes and
+/// devices, so this re-counts rules 1 and 3 on those nodes with the pods restored: the
+/// eviction is needed iff one of them then breaks (capacity as in rule 1, on nodes that
+/// receive new pods; every listed device as in rule 3).
+#[allow(clippy::needless_range_loop)] // r indexes several per-resource vectors at once
+fn check_needed(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v: &mut Vec<Violation>) {
+    if evicted.is_empty() {
+        return;
+    }
+    let nres = inst.resources.len();
+    let pods_rid = inst.resource_id(PODS);
+    // Usage after the decision: bound pods that stay plus new pods.
+    let mut used = vec![vec![0i128; nres]; inst.nodes.len()];
+    let mut gets_new = vec![false; inst.nodes.len()];
+    // (node, resource, device) -> (milli used, users, some user holds it whole)
+    let mut dev: BTreeMap<(NodeId, ResourceId, usize), (i128, usize, bool)> = BTreeMap::new();
+    let mut use_device = |n: NodeId, r: ResourceId, id: usize, req: i64| {
+        if id < inst.device_count(n, r) {
+            let e = dev.entry((n, r, id)).or_insert((0, 0, false));
+            e.0 += req.min(1000) as i128;
+            e.1 += 1;
+            e.2 |= req >= 1000;
+        }
+    };
+    for (i, p) in inst.pods.iter().enumerate() {
+        if evicted.contains(&i) {
+            continue;
+        }
+        for r in 0..nres {
+            used[p.node][r] += p.requests[r] as i128;
+            if inst.shared[r] && p.requests[r] > 0 {
+                for &id in p.devices.get(&r).map(Vec::as_slice).unwrap_or(&[]) {
+                    use_device(p.node, r, id, p.requests[r]);
+                }
+            }
+        }
+    }
+    for np in &pl.pods {
+        gets_new[np.node] = true;
+        let task = &inst.tasks[np.task];
+        for r in 0..nres {
+            used[np.node][r] += task.requests[r] as i128;
+            if inst.shared[r] && task.requests[r] > 0 {
+                let ids: BTreeSet<usize> = np.devices.get(&r).map(|x| x.iter().copied().collect()).unwrap_or_default();
+                for id in ids {
+                    use_device(np.node, r, id, task.requests[r]);
+                }
+            }
+        }
+    }
+    // The units of eviction: one pod, or the evicted bound members of a PodGroup group.
+    let mut units: Vec<Vec<PodId>> = Vec::new();
+    let mut groups_done: BTreeSet<GroupId> = BTreeSet::new();
+    for &p in evicted {
+        match inst.pods[p].group {
+            Some(g) if inst.groups[g].disruption == DisruptionMode::PodGroup => {
+                if groups_done.insert(g) {
+                    units.push(inst.groups[g].bound.iter().copied().filter(|m| evicted.contains(m)).collect());
+                }
+            }
+            _ => units.push(vec![p]),
+        }
+    }
+    for unit in units {
+        let mut add: BTreeMap<NodeId, Vec<i128>> = BTreeMap::new();
+        let mut add_dev: BTreeMap<(NodeId, ResourceId, usize), (i128, usize, bool)> = BTreeMap::new();
+        for &p in &unit {
+            let pod = &inst.pods[p];
+            let a = add.entry(pod.node).or_insert_with(|| vec![0; nres]);
+            for r in 0..nres {
+                a[r] += pod.requests[r] as i128;
+                if inst.shared[r] && pod.requests[r] > 0 {
+                    for &id in pod.devices.get(&r).map(Vec::as_slice).unwrap_or(&[]) {
+                        if id < inst.device_count(pod.node, r) {
+                            let e = add_dev.entry((pod.node, r, id)).or_insert((0, 0, false));
+                            e.0 += pod.requests[r].min(1000) as i128;
+                            e.1 += 1;
+                            e.2 |= pod.requests[r] >= 1000;
+                        }
+                    }
+                }
+            }
+        }
+        let capacity_breaks = add.iter().any(|(&n, a)| {
+            let node = &inst.nodes[n];
+            gets_new[n]
+                && (0..nres).any(|r| {
+                    !inst.shared[r]
+                        && !(Some(r) == pods_rid && !node.limits_pods)
+                        && a[r] > 0
+                        && used[n][r] + a[r] > node.allocatable[r] as i128
+                })
+        });
+        let devices_break = add_dev.iter().any(|(key, &(m, k, whole))| {
+            let (um, uk, uwhole) = dev.get(key).copied().unwrap_or((0, 0, false));
+            um + m > 1000 || (uk + k > 1 && (uwhole || whole))
+        });
+        if !capacity_breaks && !devices_break {
+            for &p in &unit {
+                v.push(Violation::new(6, format!("eviction of {} is not needed (the placements fit without it)", inst.pods[p].name)));
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1512,5 +1620,117 @@ pods:
         let r = check(&i, &fixed(&i, d));
         assert_only(&r, &[6]);
         assert_has(&r, 6, "pod grow-0 is evicted but belongs to group grow, which this decision places");
+    }
+
+    // ----- rule 6: no eviction that is not needed
+
+    /// n1: a (1) + b (2) + lo-0 (1) fill its 4 cpu; lo (PodGroup) also has lo-1 on n2.
+    /// n3: one gpu, f holds 250m of it, c takes cpu. n4 has room for 2 pods only.
+    const NEEDED: &str = r#"
+sharedDevices: [gpu]
+nodes:
+  - {name: n1, allocatable: {cpu: "4"}}
+  - {name: n2, allocatable: {cpu: "4"}}
+  - {name: n3, allocatable: {cpu: "4", gpu: 1}}
+  - {name: n4, allocatable: {cpu: "8", pods: 2}}
+podGroups:
+  - {name: hi, priority: 100, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
+  - {name: whole, priority: 100, tasks: [{name: w, count: 1, requests: {cpu: "1", gpu: 1}}]}
+  - {name: share, priority: 100, tasks: [{name: w, count: 1, requests: {cpu: "1", gpu: 500m}}]}
+  - {name: lo, priority: 5, disruptionMode: PodGroup, tasks: [{name: w, count: 0}]}
+pods:
+  - {name: a, node: n1, priority: 1, requests: {cpu: "1"}}
+  - {name: b, node: n1, priority: 1, requests: {cpu: "2"}}
+  - {name: lo-0, node: n1, podGroup: lo, requests: {cpu: "1"}}
+  - {name: lo-1, node: n2, podGroup: lo, requests: {cpu: "1"}}
+  - {name: f, node: n3, priority: 1, requests: {cpu: "1", gpu: 250m}, deviceIds: {gpu: [0]}}
+  - {name: c, node: n3, priority: 1, requests: {cpu: "1"}}
+  - {name: s1, node: n4, priority: 1, requests: {cpu: 100m, pods: 1}}
+  - {name: s2, node: n4, priority: 1, requests: {cpu: 100m, pods: 1}}
+"#;
+
+    fn only_hi(node: &str, evictions: &[(&str, &str)]) -> Decision {
+        decision(vec![placement("hi", vec![p("w", node)])], &["whole", "share"], evictions)
+    }
+
+    fn unneeded(r: &Report) -> BTreeSet<String> {
+        r.violations
+            .iter()
+            .filter(|x| x.message.ends_with("is not needed (the placements fit without it)"))
+            .map(|x| x.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn rule6_needed_evictions_pass() {
+        let i = inst(NEEDED);
+        // b alone makes room on n1 (a 1 + lo-0 1 + hi 2 = 4).
+        assert_valid(&check(&i, &fixed(&i, only_hi("n1", &[("b", "hi")]))));
+        // a and the whole of lo: restoring either gives 5 cpu on n1.
+        let d = only_hi("n1", &[("a", "hi"), ("lo-0", "hi"), ("lo-1", "hi")]);
+        assert_valid(&check(&i, &fixed(&i, d)));
+        // A whole gpu needs f gone (but not c: cpu 1 + 1 of 4).
+        let d = decision(vec![placement("whole", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "share"], &[("f", "whole")]);
+        assert_valid(&check(&i, &fixed(&i, d)));
+        // n4 has two pod slots: a new pod needs one of s1, s2 to go (pods, not cpu, is short).
+        let i4 = inst(&NEEDED.replace("tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]", "tasks: [{name: w, count: 1, requests: {cpu: \"2\", pods: 1}}]"));
+        assert_valid(&check(&i4, &fixed(&i4, only_hi("n4", &[("s1", "hi")]))));
+    }
+
+    #[test]
+    fn rule6_unneeded_eviction_of_a_pod() {
+        let i = inst(NEEDED);
+        // With b gone, a fits back (a 1 + lo-0 1 + hi 2 = 4); b does not (lo-0 1 + b 2 + hi 2 = 5).
+        let r = check(&i, &fixed(&i, only_hi("n1", &[("b", "hi"), ("a", "hi")])));
+        assert_only(&r, &[6]);
+        assert_has(&r, 6, "rule 6: eviction of a is not needed (the placements fit without it)");
+        assert_eq!(unneeded(&r).len(), 1, "{}", dump(&r));
+        // Both single pods on n4 evicted for one new pod: each alone could stay.
+        let i4 = inst(&NEEDED.replace("tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]", "tasks: [{name: w, count: 1, requests: {cpu: \"2\", pods: 1}}]"));
+        let r = check(&i4, &fixed(&i4, only_hi("n4", &[("s1", "hi"), ("s2", "hi")])));
+        assert_only(&r, &[6]);
+        assert_eq!(
+            unneeded(&r),
+            BTreeSet::from([
+                "rule 6: eviction of s1 is not needed (the placements fit without it)".to_string(),
+                "rule 6: eviction of s2 is not needed (the placements fit without it)".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn rule6_unneeded_eviction_of_a_podgroup_unit() {
+        let i = inst(NEEDED);
+        // b gone is enough; lo (both members, lo-1 on another node) fits back as a unit.
+        let r = check(&i, &fixed(&i, only_hi("n1", &[("b", "hi"), ("lo-0", "hi"), ("lo-1", "hi")])));
+        assert_only(&r, &[6]);
+        assert_eq!(
+            unneeded(&r),
+            BTreeSet::from([
+                "rule 6: eviction of lo-0 is not needed (the placements fit without it)".to_string(),
+                "rule 6: eviction of lo-1 is not needed (the placements fit without it)".to_string(),
+            ]),
+            "{}",
+            dump(&r)
+        );
+    }
+
+    #[test]
+    fn rule6_unneeded_eviction_on_devices() {
+        let i = inst(NEEDED);
+        // c frees only cpu, which the whole-gpu pod does not lack.
+        let d = decision(vec![placement("whole", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "share"], &[("f", "whole"), ("c", "whole")]);
+        let r = check(&i, &fixed(&i, d));
+        assert_only(&r, &[6]);
+        assert_has(&r, 6, "rule 6: eviction of c is not needed (the placements fit without it)");
+        assert_eq!(unneeded(&r).len(), 1, "{}", dump(&r));
+        // A 500m share next to f's 250m on the same device: f need not go.
+        let d = decision(vec![placement("share", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "whole"], &[("f", "share")]);
+        let r = check(&i, &fixed(&i, d));
+        assert_only(&r, &[6]);
+        assert_has(&r, 6, "rule 6: eviction of f is not needed (the placements fit without it)");
+        // The whole device and f together break rule 3: needed.
+        let d = decision(vec![placement("whole", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "share"], &[("f", "whole")]);
+        assert!(unneeded(&check(&i, &fixed(&i, d))).is_empty());
     }
 }

@@ -12,6 +12,11 @@
 //!   mix of homogeneous and heterogeneous gangs, elastic and fractional-GPU groups whose
 //!   total demand exceeds the free capacity (1.0-1.5x);
 //! - `rack-256`: as `flat-256` with zone/rack topology and topology-constrained groups;
+//! - `preempt-256`, `preempt-1024`: CPU/GPU clusters with zone/rack labels, 60-90 %
+//!   occupied by lower-priority running work (single pods and `disruptionMode: PodGroup`
+//!   gangs, non-preemptible system and infrastructure pods, priorities 0/100/1000) and
+//!   pending gangs at 1000/10000/100000 (some `Never`, some required rack) whose demand
+//!   exceeds the free capacity, so that most of them need evictions;
 //! - `hetero-trap`: small instances where placing a heterogeneous gang task by task,
 //!   largest task first, first-fit over nodes in input order, fails although a placement
 //!   exists.
@@ -63,6 +68,16 @@ const CLASSES: &[Class] = &[
         name: "hetero-trap",
         about: "a heterogeneous gang that largest-task-first first-fit cannot place although a placement exists (selector, taint, device or bin-packing trap)",
         build: gen_hetero_trap,
+    },
+    Class {
+        name: "preempt-256",
+        about: "256 CPU/GPU nodes (zone/rack), 60-90 % occupied by lower-priority pods (Pod and PodGroup disruption, non-preemptible system pods, 3 levels); 20-28 higher-priority gangs (some Never, some required rack) that mostly need evictions",
+        build: |r| gen_preempt(r, 256, (20, 28)),
+    },
+    Class {
+        name: "preempt-1024",
+        about: "1024 CPU/GPU nodes (zone/rack), 60-90 % occupied by lower-priority pods (Pod and PodGroup disruption, non-preemptible system pods, 3 levels); 60-80 higher-priority gangs (some Never, some required rack) that mostly need evictions",
+        build: |r| gen_preempt(r, 1024, (60, 80)),
     },
 ];
 
@@ -1258,6 +1273,258 @@ fn gen_hetero_trap(rng: &mut Rng) -> InstanceDoc {
 }
 
 // ---------------------------------------------------------------------------------------
+// preempt-N
+
+/// Priority classes of `preempt-N`: running work sits on the low levels, pending gangs on
+/// the high ones; `production` is both (not evictable by `production` gangs).
+const PREEMPT_LEVELS: &[(i64, &str)] =
+    &[(0, "best-effort"), (100, "batch"), (1000, "production"), (10000, "urgent"), (100000, "critical")];
+/// System pods: above everything, never preemptible.
+const SYSTEM_PRIORITY: i64 = 2_000_000_000;
+
+/// Sets a group's priority to `value`: mostly by class name, sometimes by value.
+fn preempt_priority(rng: &mut Rng, value: i64, g: &mut PodGroupDoc) {
+    let name = PREEMPT_LEVELS.iter().find(|l| l.0 == value).expect("a preempt level").1;
+    if rng.chance(75) {
+        g.priority_class_name = Some(name.into());
+    } else {
+        g.priority = Some(value);
+    }
+}
+
+/// A cluster 60-90 % occupied by lower-priority work and higher-priority gangs that
+/// mostly need evictions to run.
+fn gen_preempt(rng: &mut Rng, n: usize, groups: (i64, i64)) -> InstanceDoc {
+    let mut b = Builder::default();
+    b.doc.shared_devices.push(GPU.into());
+    b.doc.topology = Some(TopologyDoc { levels: vec![ZONE.into(), RACK.into()] });
+    for (v, name) in PREEMPT_LEVELS {
+        b.doc.priority_classes.push(PriorityClassDoc { name: name.to_string(), value: *v });
+    }
+
+    // Nodes: 25-35 % GPU nodes, racks of 16 nodes, zones of 4 racks.
+    let n_gpu = (n * rng.range(25, 35) as usize / 100).max(2);
+    let mut is_gpu = vec![false; n];
+    for x in is_gpu.iter_mut().take(n_gpu) {
+        *x = true;
+    }
+    rng.shuffle(&mut is_gpu);
+    for (i, &gpu) in is_gpu.iter().enumerate() {
+        let mut s = if gpu {
+            NodeSpec::new(format!("node-{i:04}"), cores(96), gi(768))
+        } else {
+            NodeSpec::new(format!("node-{i:04}"), cores(64), gi(256))
+        };
+        s.labels = labels(&[("pool", if gpu { "gpu" } else { "cpu" })]);
+        if gpu {
+            s.devices = 8;
+        }
+        let rack = i / 16;
+        s.labels.insert(RACK.into(), format!("rack-{rack:02}"));
+        s.labels.insert(ZONE.into(), format!("zone-{}", rack / 4));
+        s.pods = Some(110);
+        b.add_node(s);
+    }
+    let cpu_nodes: Vec<usize> = (0..n).filter(|&i| !is_gpu[i]).collect();
+    let gpu_nodes: Vec<usize> = (0..n).filter(|&i| is_gpu[i]).collect();
+
+    // System pods: never preemptible.
+    for i in 0..n {
+        if rng.chance(25) {
+            b.bind(rng, format!("sys-{i:04}"), i, Req::new(500, gi(1), 0), None, None, Some(SYSTEM_PRIORITY), Some(false));
+        }
+    }
+
+    // Running work until cpu (CPU nodes) and devices (GPU nodes) are 60-90 % used.
+    let cpu_cap: i64 = cpu_nodes.iter().map(|&i| b.nodes[i].cap.cpu).sum();
+    let gpu_cap: i64 = gpu_nodes.iter().map(|&i| b.nodes[i].cap.gpu).sum();
+    let cpu_target = rng.range(60, 90);
+    let gpu_target = rng.range(60, 90);
+    let running_levels = [0, 0, 0, 100, 100, 1000];
+    let mut running: Vec<PodGroupDoc> = Vec::new();
+    let (mut fails, mut ri, mut solo) = (0, 0, 0);
+    loop {
+        let cpu_used: i64 = cpu_nodes.iter().map(|&i| b.nodes[i].used.cpu).sum();
+        let gpu_used: i64 = gpu_nodes.iter().map(|&i| b.nodes[i].used.gpu).sum();
+        let cpu_short = cpu_used * 100 < cpu_target * cpu_cap;
+        let gpu_short = gpu_used * 100 < gpu_target * gpu_cap;
+        if !(cpu_short || gpu_short) || fails >= 60 {
+            break;
+        }
+        let gpu_side = if cpu_short && gpu_short { rng.chance(50) } else { gpu_short };
+        let level = rng.pick(&running_levels);
+        if !gpu_side && rng.chance(10) {
+            // A pod of no group, with its own priority.
+            let c = rng.pick(&[1, 2, 4]);
+            let node = rng.pick(&cpu_nodes);
+            let prio = if rng.chance(10) { None } else { Some(level) };
+            if b.bind(rng, format!("solo-{solo:04}"), node, Req::new(cores(c), gi(2 * c), 0), None, None, prio, None) {
+                solo += 1;
+            } else {
+                fails += 1;
+            }
+            continue;
+        }
+        let (kind, req, count, nodes) = if gpu_side && rng.chance(65) {
+            let g = rng.pick(&[1, 1, 2, 2, 4, 8]);
+            ("train", Req::new(g * cores(rng.range(6, 10)), g * gi(rng.pick(&[48, 64])), g * 1000), rng.range(1, 8), &gpu_nodes)
+        } else if gpu_side {
+            ("serve", Req::new(cores(rng.range(1, 4)), gi(rng.range(4, 16)), rng.pick(&[250, 500, 500, 750])), rng.range(1, 10), &gpu_nodes)
+        } else {
+            let c = rng.pick(&[1, 2, 4, 8, 16]);
+            ("batch", Req::new(cores(c), gi(c * rng.pick(&[2, 4])), 0), rng.range(1, 16), &cpu_nodes)
+        };
+        // A few running groups are infrastructure: not preemptible.
+        let infra = rng.chance(5);
+        let gname = format!("run-{ri:04}");
+        let mut bound = 0;
+        for p in 0..count {
+            let mut ok = false;
+            for _ in 0..10 {
+                let node = rng.pick(nodes);
+                let pre = if infra { Some(false) } else { None };
+                if b.bind(rng, format!("{gname}-{p}"), node, req, Some(&gname), Some(kind), None, pre) {
+                    ok = true;
+                    break;
+                }
+            }
+            if !ok {
+                break;
+            }
+            bound += 1;
+        }
+        if bound == 0 {
+            fails += 1;
+            continue;
+        }
+        let mut g = PodGroupDoc { name: gname, tasks: vec![task(kind, 0, None, req)], ..Default::default() };
+        preempt_priority(rng, level, &mut g);
+        let podgroup = match kind {
+            "train" => rng.chance(50),
+            "batch" => bound > 1 && rng.chance(25),
+            _ => false,
+        };
+        if podgroup {
+            g.disruption_mode = Some("PodGroup".into());
+        }
+        if kind == "serve" {
+            g.policy = Some("basic".into());
+        }
+        running.push(g);
+        ri += 1;
+    }
+
+    // What pending gangs compete for: free capacity and what lower-priority pods hold.
+    let free_gpu: i64 = gpu_nodes.iter().map(|&i| b.nodes[i].free().gpu).sum();
+    let free_cpu: i64 = (0..n).map(|i| b.nodes[i].free().cpu).sum();
+    let held_gpu = gpu_cap - free_gpu;
+    let held_cpu: i64 = (0..n).map(|i| b.nodes[i].used.cpu).sum();
+    let share = rng.range(20, 45);
+    let gpu_demand = free_gpu + held_gpu * share / 100;
+    let cpu_demand = free_cpu + held_cpu * share / 100;
+
+    let n_groups = rng.range(groups.0, groups.1) as usize;
+    // 0 = GPU gang, 1 = driver + GPU workers, 2 = CPU gang.
+    let mut kinds: Vec<u8> = (0..n_groups).map(|_| match rng.below(100) { 0..=49 => 0, 50..=61 => 1, _ => 2 }).collect();
+    for k in 0..3u8 {
+        if !kinds.contains(&k) {
+            let at = rng.below(n_groups as u64) as usize;
+            kinds[at] = k;
+        }
+    }
+    let n_gpu_groups = kinds.iter().filter(|&&k| k < 2).count().max(1) as i64;
+    let n_cpu_groups = kinds.iter().filter(|&&k| k == 2).count().max(1) as i64;
+    let mut pending: Vec<PodGroupDoc> = Vec::new();
+    let mut gpu_groups_cpu = 0;
+    let mut never = false;
+    for pass_gpu in [true, false] {
+        let budget_each =
+            if pass_gpu { gpu_demand / n_gpu_groups } else { ((cpu_demand - gpu_groups_cpu) / n_cpu_groups).max(cpu_demand / 10 / n_cpu_groups) };
+        for (i, &kind) in kinds.iter().enumerate() {
+            if (kind < 2) != pass_gpu {
+                continue;
+            }
+            let budget = (budget_each * rng.range(50, 150) / 100).max(1);
+            let mut g = PodGroupDoc { created_at: Some(rng.range(0, 3600)), ..Default::default() };
+            let required = kind < 2 && rng.chance(25);
+            match kind {
+                0 | 1 => {
+                    let cap = if required { 24 } else { 64 };
+                    let (gpus, mut count) = gpu_shape(rng, budget.min(cap * 1000), 32);
+                    if required {
+                        count = count.min((24 / gpus).max(1));
+                    }
+                    let mut w = task("worker", count, None, gpu_worker(rng, gpus));
+                    if count > 2 && rng.chance(15) {
+                        w.min_count = Some(rng.range(count / 2, count - 1));
+                    }
+                    if rng.chance(40) {
+                        w.node_selector.insert("pool".into(), "gpu".into());
+                    }
+                    if kind == 1 {
+                        g.tasks.push(task("driver", 1, None, Req::new(cores(rng.range(2, 8)), gi(rng.range(8, 32)), 0)));
+                        g.name = format!("hetero-{i:03}");
+                    } else {
+                        g.name = format!("train-{i:03}");
+                    }
+                    gpu_groups_cpu += w.count * req_of(&w).cpu;
+                    g.tasks.push(w);
+                    if required {
+                        g.topology = Some(GroupTopologyDoc { required: Some(RACK.into()), preferred: None });
+                    }
+                }
+                _ => {
+                    let c = cpu_size(rng, budget, &[2, 4, 8, 16, 32], 64);
+                    let count = (budget / cores(c)).clamp(1, 64);
+                    let mut w = task("worker", count, None, Req::new(cores(c), gi(c * rng.pick(&[2, 4])), 0));
+                    if rng.chance(50) {
+                        w.node_selector.insert("pool".into(), "cpu".into());
+                    }
+                    g.tasks.push(w);
+                    g.name = format!("batch-{i:03}");
+                }
+            }
+            let level = match rng.below(100) {
+                0..=29 => 1000,
+                30..=74 => 10000,
+                _ => 100000,
+            };
+            preempt_priority(rng, level, &mut g);
+            if rng.chance(12) {
+                g.preemption_policy = Some("Never".into());
+                never = true;
+            }
+            pending.push(g);
+        }
+    }
+    if !never {
+        let at = rng.below(pending.len() as u64) as usize;
+        pending[at].preemption_policy = Some("Never".into());
+    }
+    // Some gangs scale up: a few members already run (never victims of their own group).
+    for g in pending.iter_mut() {
+        if g.topology.is_none() && g.tasks.len() == 1 && rng.chance(8) {
+            let t = &g.tasks[0];
+            let req = req_of(t);
+            let nodes = if req.gpu > 0 { &gpu_nodes } else { &cpu_nodes };
+            for k in 0..rng.range(1, 2) {
+                for _ in 0..10 {
+                    let node = rng.pick(nodes);
+                    if b.bind(rng, format!("{}-b{k}", g.name), node, req, Some(&g.name), Some(&t.name), None, None) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // Pending groups in input order by name index; running ones (older) first.
+    pending.sort_by(|x, y| x.name[x.name.len() - 3..].cmp(&y.name[y.name.len() - 3..]));
+    b.doc.pod_groups = running;
+    b.doc.pod_groups.extend(pending);
+    b.doc
+}
+
+// ---------------------------------------------------------------------------------------
 
 #[cfg(test)]
 mod tests {
@@ -1290,7 +1557,7 @@ mod tests {
         match class {
             "tiny" => 200,
             "hetero-trap" => 60,
-            "flat-1024" => 2,
+            "flat-1024" | "preempt-1024" => 2,
             _ => 4,
         }
     }
@@ -1376,6 +1643,47 @@ mod tests {
             ("taints", taints),
         ] {
             assert!(n >= 10, "tiny: only {n} of 200 seeds with {what}");
+        }
+    }
+
+    #[test]
+    fn preempt_classes_shape() {
+        use crate::model::DisruptionMode;
+        use crate::solve::{solvers, SolveConfig};
+        for (class, nodes, groups) in [("preempt-256", 256, 20..=28), ("preempt-1024", 1024, 60..=80)] {
+            for seed in 0..seeds(class) {
+                let (_, inst) = valid(class, seed);
+                assert_eq!(inst.nodes.len(), nodes);
+                let pending: Vec<usize> = inst.pending_groups().collect();
+                assert!(groups.contains(&pending.len()), "{class} seed {seed}: {} pending groups", pending.len());
+                // 60-90 % occupied: cpu of the CPU nodes and devices of the GPU nodes.
+                for (pool, res) in [("cpu", "cpu"), ("gpu", GPU)] {
+                    let r = inst.resource_id(res).unwrap();
+                    let on: Vec<usize> = (0..nodes).filter(|&n| inst.nodes[n].labels["pool"] == pool).collect();
+                    let cap: i64 = on.iter().map(|&n| inst.nodes[n].allocatable[r]).sum();
+                    let used: i64 = inst.pods.iter().filter(|p| on.contains(&p.node)).map(|p| p.requests[r]).sum();
+                    let f = used as f64 / cap as f64;
+                    assert!((0.55..=0.95).contains(&f), "{class} seed {seed}: {pool} nodes {res} {:.0} % used", f * 100.0);
+                }
+                let top = pending.iter().map(|&g| inst.groups[g].priority).max().unwrap();
+                let levels: std::collections::BTreeSet<i64> =
+                    inst.pods.iter().filter(|p| p.preemptible && p.priority < top).map(|p| p.priority).collect();
+                assert!(levels.len() >= 3, "{class} seed {seed}: victim levels {levels:?}");
+                assert!(inst.pods.iter().any(|p| !p.preemptible), "{class} seed {seed}: no non-preemptible pods");
+                let running = |m: DisruptionMode| inst.groups.iter().any(|g| !g.bound.is_empty() && g.disruption == m);
+                assert!(running(DisruptionMode::PodGroup) && running(DisruptionMode::Pod), "{class} seed {seed}: disruption modes");
+                assert!(pending.iter().any(|&g| inst.groups[g].preempt_never), "{class} seed {seed}: no Never gang");
+                assert!(pending.iter().any(|&g| inst.groups[g].required.is_some()), "{class} seed {seed}: no topology gang");
+                assert!(pending.iter().all(|&g| inst.groups[g].priority >= 1000));
+                // Most gangs need evictions: first fit without them places well under half
+                // the gangs the preemption baseline places, and that baseline evicts.
+                let cfg = SolveConfig::default();
+                let ffd = solvers::by_name("ffd").unwrap().solve(&inst, &cfg);
+                let k8s = solvers::by_name("k8s-preempt").unwrap().solve(&inst, &cfg);
+                let placed = |d: &crate::Decision| d.placements.len();
+                assert!(placed(&ffd) * 2 < placed(&k8s), "{class} seed {seed}: ffd places {}, k8s-preempt {}", placed(&ffd), placed(&k8s));
+                assert!(!k8s.evictions.is_empty());
+            }
         }
     }
 

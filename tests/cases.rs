@@ -1052,8 +1052,8 @@ podGroups:
 ///   pods fit exactly; the 500m pod finds no room left (3000 + 500 > 3000) on that node.
 ///   The cpu node also declares no memory.
 /// Groups: mem (basic, placed with 1 of 3: extra 0), halves (gang 2 x 1.5 cpu: placed),
-/// crumb (priority -1, 1 x 500m: unplaced, since halves fill the cpu node; priority -1
-/// keeps it below halves so term 1 prefers halves).
+/// crumb (priority -1, 1 x 500m: unplaced, since halves fill the cpu node and mem-node has
+/// only 64m cpu; priority -1 keeps it below halves so term 1 prefers halves).
 /// Objective: [0: 2/2, -1: 0/1], extraPods 0.
 #[test]
 fn quantities_follow_kubernetes_units() {
@@ -1072,7 +1072,8 @@ podGroups:
     );
     assert_eq!(per_node(&d, "mem", "w"), counts(&[("mem-node", 1)]));
     assert_eq!(per_node(&d, "halves", "w"), counts(&[("cpu-node", 2)]));
-    assert_unplaced(&d, "crumb", &["cpu"]);
+    // crumb would fit alone: it loses to halves on term 1, not to a missing resource.
+    assert_unplaced(&d, "crumb", &[]);
 }
 
 /// Group minCount above the sum of task minCounts, met across tasks.
@@ -1305,4 +1306,300 @@ pods:
     assert_eq!(evicted_pods(&d), vec!["r-0", "r-1"]);
     let node = &placement(&d, "g").pods[0].node;
     assert!(node == "n1" || node == "n2", "g should use a node freed by r: {node}");
+}
+
+/// Capacity freed by one group's eviction may be used by another group that could not
+/// evict the victim itself (rule 6 only asks that every eviction names a placed preemptor
+/// that needs the freed capacity on that node; rule 1 counts every non-evicted bound pod
+/// plus every new pod).
+/// n1: 4 cpu, full with v (priority 1, 4 cpu). A (priority 10, 2 cpu) must evict v.
+/// B (2 cpu) cannot evict v (in one row: priority 1, not strictly above v; in the other:
+/// priority 3 with preemptionPolicy Never) but fits in the 4 - 2 = 2 cpu A leaves free.
+/// Optimum: A and B on n1, v evicted by A: [10: 1/1, B's level: 1/1], evicted [1: 1],
+/// extraPods 0. (Leaving B out gives B's level 0/1: worse on term 1.)
+/// The test first has the validator accept that hand decision, so the optimum is
+/// feasible by the project's own rules, then asks the exact solver for it.
+#[test]
+fn preemption_freed_capacity_is_usable_by_a_group_that_cannot_preempt() {
+    for (b_prio, b_extra) in [(1i64, ""), (3, ", preemptionPolicy: Never")] {
+        let yaml = format!(
+            r#"
+nodes:
+  - {{name: n1, allocatable: {{cpu: "4"}}}}
+podGroups:
+  - {{name: B, priority: {b_prio}{b_extra}, tasks: [{{name: w, count: 1, requests: {{cpu: "2"}}}}]}}
+  - {{name: A, priority: 10, tasks: [{{name: w, count: 1, requests: {{cpu: "2"}}}}]}}
+pods:
+  - {{name: v, node: n1, priority: 1, requests: {{cpu: "4"}}}}
+"#
+        );
+        let inst = parse(&yaml);
+        let hand: Decision = tessera::spec::from_text(&format!(
+            r#"
+status: Optimal
+objective:
+  placedByPriority: [{{priority: 10, placed: 1, pending: 1}}, {{priority: {b_prio}, placed: 1, pending: 1}}]
+  evictedByPriority: [{{priority: 1, pods: 1}}]
+  extraPods: 0
+placements:
+  - {{podGroup: A, pods: [{{task: w, node: n1}}]}}
+  - {{podGroup: B, pods: [{{task: w, node: n1}}]}}
+evictions:
+  - {{pod: v, preemptor: A}}
+"#
+        ))
+        .unwrap();
+        let report = check::check(&inst, &hand);
+        assert!(report.violations.is_empty(), "the validator should accept the hand decision: {:#?}", report.violations);
+        let (_, d) = exact_with_evictions(&yaml, &[(10, 1, 1), (b_prio, 1, 1)], &[(1, 1)], 0);
+        assert_eq!(evicted_pods(&d), vec!["v"]);
+        assert_eq!(per_node(&d, "B", "w"), counts(&[("n1", 1)]));
+    }
+}
+
+/// A group that can never be placed gets a reason naming what blocks it, not a placed
+/// competitor that has nothing to do with it. `filler` (1 pod of 1 cpu) is placed either way.
+/// - toobig: group minCount 10, but only 2 pods pending and no bound member: 2 < 10, in any
+///   cluster. Its reason should mention the minCount (or the parser may reject it, naming
+///   podGroups[1].minCount).
+/// - split: required rack; task a only fits side=a nodes (rack r2), task b only side=b
+///   (rack r1): no rack has both. Its reason should name the rack level and not `filler`.
+///
+/// Objective: [0: 1/3], extraPods 0.
+#[test]
+fn reasons_do_not_blame_a_competitor_for_an_impossible_group() {
+    let toobig = r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "8"}}
+podGroups:
+  - {name: filler, policy: basic, tasks: [{name: w, count: 1, requests: {cpu: "1"}}]}
+  - {name: toobig, minCount: 10, tasks: [{name: w, count: 2, minCount: 0, requests: {cpu: "1"}}]}
+"#;
+    match Instance::from_text(toobig) {
+        Err(e) => assert!(e.to_string().contains("podGroups[1].minCount"), "{e}"),
+        Ok(_) => {
+            let (_, d) = exact(toobig, &[(0, 1, 2)], 0);
+            let why = &d.unplaced.iter().find(|u| u.pod_group == "toobig").unwrap().reason;
+            assert!(!why.contains("filler"), "toobig can never be placed; filler is not the reason: {why}");
+            assert!(why.contains("minCount"), "the reason should name the minCount: {why}");
+        }
+    }
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: r1-b, labels: {example.com/rack: r1, side: b}, allocatable: {cpu: "8"}}
+  - {name: r2-a, labels: {example.com/rack: r2, side: a}, allocatable: {cpu: "8"}}
+podGroups:
+  - {name: filler, policy: basic, tasks: [{name: w, count: 1, requests: {cpu: "1"}}]}
+  - name: split
+    topology: {required: example.com/rack}
+    tasks:
+      - {name: a, count: 1, requests: {cpu: "1"}, nodeSelector: {side: a}}
+      - {name: b, count: 1, requests: {cpu: "1"}, nodeSelector: {side: b}}
+"#,
+        &[(0, 1, 2)],
+        0,
+    );
+    let why = &d.unplaced.iter().find(|u| u.pod_group == "split").unwrap().reason;
+    assert!(why.contains("example.com/rack"), "{why}");
+    assert!(!why.contains("filler"), "split can never be placed; filler is not the reason: {why}");
+}
+
+/// Extra pods: higher priority first, even when lower-priority extras are cheaper.
+/// n1: 6 cpu. hi (priority 10): count 3, minCount 1, 2 cpu. lo (priority 5): count 5,
+/// minCount 1, 1 cpu. Minimums: 2 + 1 = 3 cpu, 3 left.
+/// Plain maximum of extras would give lo 3 extra pods (3 cpu) = 3. Priority first: hi
+/// takes 1 extra (2 cpu; a second needs 2 more, only 1 left), then lo 1 extra (1 cpu).
+/// hi 2 pods, lo 2 pods; extraPods = 1 + 1 = 2. Objective: [10: 1/1, 5: 1/1], extraPods 2.
+#[test]
+fn extra_pods_higher_priority_first_even_when_lower_is_cheaper() {
+    let (_, d) = exact(
+        r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "6"}}
+podGroups:
+  - {name: lo, priority: 5, tasks: [{name: w, count: 5, minCount: 1, requests: {cpu: "1"}}]}
+  - {name: hi, priority: 10, tasks: [{name: w, count: 3, minCount: 1, requests: {cpu: "2"}}]}
+"#,
+        &[(10, 1, 1), (5, 1, 1)],
+        2,
+    );
+    assert_eq!(placement(&d, "hi").pods.len(), 2);
+    assert_eq!(placement(&d, "lo").pods.len(), 2);
+}
+
+/// A basic group with slices: each host still takes a multiple of the slice size.
+/// count 6, slices of 4 per host, two 16-cpu hosts: 4 on one host (4 + 2 would break the
+/// slice rule, 8 > count). extraPods = 4 - 1 = 3. Objective: [0: 1/1].
+#[test]
+fn basic_group_with_slices() {
+    let (_, d) = exact(
+        r#"
+nodes:
+  - {name: h1, allocatable: {cpu: "16"}}
+  - {name: h2, allocatable: {cpu: "16"}}
+podGroups:
+  - {name: b, policy: basic, tasks: [{name: w, count: 6, requests: {cpu: "1"}, slice: {topology: kubernetes.io/hostname, size: 4}}]}
+"#,
+        &[(0, 1, 1)],
+        3,
+    );
+    let on = per_node(&d, "b", "w");
+    assert_eq!(on.len(), 1, "{on:?}");
+    assert_eq!(on.values().sum::<usize>(), 4);
+}
+
+/// Control for the case above: B (priority 3) may evict v itself. n1: 4 cpu, full with v
+/// (priority 1). Evicting v once frees 4 cpu = A (2) + B (2): both placed, 1 eviction.
+/// Objective: [10: 1/1, 3: 1/1], evicted [1: 1], extraPods 0.
+#[test]
+fn preemption_freed_capacity_shared_by_two_preemptors() {
+    let (_, d) = exact_with_evictions(
+        r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "4"}}
+podGroups:
+  - {name: B, priority: 3, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
+  - {name: A, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
+pods:
+  - {name: v, node: n1, priority: 1, requests: {cpu: "4"}}
+"#,
+        &[(10, 1, 1), (3, 1, 1)],
+        &[(1, 1)],
+        0,
+    );
+    assert_eq!(evicted_pods(&d), vec!["v"]);
+}
+
+/// disruptionMode PodGroup with a non-preemptible member: evicting r-0 would evict r-1
+/// too, and r-1 is not preemptible, so r cannot be a victim at all. g (priority 10) only
+/// fits n1 (selector), which r-0 fills -> unplaced. Objective: [10: 0/1], no evictions.
+#[test]
+fn preemption_pod_group_with_a_protected_member_is_not_a_victim() {
+    let (_, d) = exact(
+        r#"
+nodes:
+  - {name: n1, labels: {id: one}, allocatable: {cpu: "2"}}
+  - {name: n2, allocatable: {cpu: "2"}}
+podGroups:
+  - {name: r, priority: 1, disruptionMode: PodGroup, tasks: [{name: w, count: 0, requests: {cpu: "2"}}]}
+  - {name: g, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: "2"}, nodeSelector: {id: one}}]}
+pods:
+  - {name: r-0, node: n1, podGroup: r, task: w, requests: {cpu: "2"}}
+  - {name: r-1, node: n2, podGroup: r, task: w, requests: {cpu: "2"}, preemptible: false}
+"#,
+        &[(10, 0, 1)],
+        0,
+    );
+    assert_unplaced(&d, "g", &[]);
+}
+
+// ---------------------------------------------------------------------------------------
+// The validator on hand-broken decisions
+// ---------------------------------------------------------------------------------------
+
+/// Each row: an instance, a decision broken by hand in one way, and the rule the validator
+/// must report (every violation message starts with `rule N:`).
+#[test]
+fn validator_rejects_hand_broken_decisions() {
+    let gpu_node = "sharedDevices: [nvidia.com/gpu]\nnodes:\n  - {name: n1, allocatable: {cpu: '8', nvidia.com/gpu: 2}}\n";
+    let table: Vec<(&str, String, &str, u8)> = vec![
+        (
+            "capacity: 2 x 3 cpu on a 4-cpu node",
+            "nodes: [{name: n1, allocatable: {cpu: '4'}}]\npodGroups: [{name: g, tasks: [{name: w, count: 2, requests: {cpu: '3'}}]}]".into(),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1}, {task: w, node: n1}]}]",
+            1,
+        ),
+        (
+            "pods resource: 3 pods on a node declaring pods: 2",
+            "nodes: [{name: n1, allocatable: {cpu: '8', pods: 2}}]\npodGroups: [{name: g, tasks: [{name: w, count: 3, requests: {cpu: '1'}}]}]".into(),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1}, {task: w, node: n1}, {task: w, node: n1}]}]",
+            1,
+        ),
+        (
+            "taint not tolerated",
+            "nodes: [{name: n1, allocatable: {cpu: '8'}, taints: [{key: k, value: v, effect: NoExecute}]}]\npodGroups: [{name: g, tasks: [{name: w, count: 1, requests: {cpu: '1'}, tolerations: [{key: k, operator: Equal, value: v, effect: NoSchedule}]}]}]".into(),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1}]}]",
+            2,
+        ),
+        (
+            "two whole-GPU pods on one device",
+            format!("{gpu_node}podGroups: [{{name: g, tasks: [{{name: w, count: 2, requests: {{nvidia.com/gpu: 1}}}}]}}]"),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1, deviceIds: {nvidia.com/gpu: [0]}}, {task: w, node: n1, deviceIds: {nvidia.com/gpu: [0]}}]}]",
+            3,
+        ),
+        (
+            "a fraction spread over two devices",
+            format!("{gpu_node}podGroups: [{{name: g, tasks: [{{name: w, count: 1, requests: {{nvidia.com/gpu: 500m}}}}]}}]"),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1, deviceIds: {nvidia.com/gpu: [0, 1]}}]}]",
+            3,
+        ),
+        (
+            "a whole GPU on the device a bound pod shares",
+            format!("{gpu_node}podGroups: [{{name: g, tasks: [{{name: w, count: 1, requests: {{nvidia.com/gpu: 1}}}}]}}]\npods: [{{name: b, node: n1, requests: {{nvidia.com/gpu: 100m}}, deviceIds: {{nvidia.com/gpu: [1]}}}}]"),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1, deviceIds: {nvidia.com/gpu: [1]}}]}]",
+            3,
+        ),
+        (
+            "a gang placed with 1 of its 2 pods",
+            "nodes: [{name: n1, allocatable: {cpu: '8'}}]\npodGroups: [{name: g, tasks: [{name: w, count: 2, requests: {cpu: '1'}}]}]".into(),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1}]}]",
+            4,
+        ),
+        (
+            "required rack split over two racks",
+            "topology: {levels: [rack]}\nnodes: [{name: a, labels: {rack: r1}, allocatable: {cpu: '8'}}, {name: b, labels: {rack: r2}, allocatable: {cpu: '8'}}]\npodGroups: [{name: g, topology: {required: rack}, tasks: [{name: w, count: 2, requests: {cpu: '1'}}]}]".into(),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: a}, {task: w, node: b}]}]",
+            5,
+        ),
+        (
+            "a slice of 2 split over two hosts",
+            "nodes: [{name: a, allocatable: {cpu: '8'}}, {name: b, allocatable: {cpu: '8'}}]\npodGroups: [{name: g, tasks: [{name: w, count: 2, requests: {cpu: '1'}, slice: {topology: kubernetes.io/hostname, size: 2}}]}]".into(),
+            "objective: {placedByPriority: [{priority: 0, placed: 1, pending: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: a}, {task: w, node: b}]}]",
+            5,
+        ),
+        (
+            "eviction of a pod of equal priority",
+            "nodes: [{name: n1, allocatable: {cpu: '2'}}]\npodGroups: [{name: g, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: '2'}}]}]\npods: [{name: v, node: n1, priority: 5, requests: {cpu: '2'}}]".into(),
+            "objective: {placedByPriority: [{priority: 5, placed: 1, pending: 1}], evictedByPriority: [{priority: 5, pods: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1}]}]\nevictions: [{pod: v, preemptor: g}]",
+            6,
+        ),
+        (
+            "an eviction the preemptor does not need (other node)",
+            "nodes: [{name: n1, allocatable: {cpu: '2'}}, {name: n2, allocatable: {cpu: '2'}}]\npodGroups: [{name: g, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: '2'}}]}]\npods: [{name: v, node: n2, priority: 1, requests: {cpu: '2'}}]".into(),
+            "objective: {placedByPriority: [{priority: 5, placed: 1, pending: 1}], evictedByPriority: [{priority: 1, pods: 1}]}\nplacements: [{podGroup: g, pods: [{task: w, node: n1}]}]\nevictions: [{pod: v, preemptor: g}]",
+            6,
+        ),
+    ];
+    for (name, inst_yaml, decision_yaml, rule) in table {
+        let inst = parse(&inst_yaml);
+        let d: Decision = tessera::spec::from_text(&format!("status: Feasible\n{decision_yaml}\n"))
+            .unwrap_or_else(|e| panic!("{name}: decision does not parse: {e}"));
+        let report = check::check(&inst, &d);
+        let prefix = format!("rule {rule}:");
+        assert!(
+            report.violations.iter().any(|v| v.rule == rule && v.message.starts_with(&prefix)),
+            "{name}: expected a rule {rule} violation, got {:#?}",
+            report.violations
+        );
+    }
+}
+
+/// A minimum that is not a multiple of the slice size rounds up to whole slices.
+/// count 8, minCount 5, slices of 4 per host. A host takes 0 or 4 (h3 with 3 cpu takes 0),
+/// so the total is 0, 4 or 8; the minimum 5 needs 8: forced h1 4, h2 4.
+/// extraPods = 8 - 5 (the minimum) = 3. Objective: [0: 1/1], extraPods 3.
+/// Contrast (`short`): with h2 at 3 cpu the most is 4 < 5 -> unplaced, although 4 pods fit.
+#[test]
+fn slice_rounds_the_minimum_up() {
+    let yaml = |h2: &str| {
+        format!(
+            "nodes:\n  - {{name: h1, allocatable: {{cpu: '4'}}}}\n  - {{name: h2, allocatable: {{cpu: '{h2}'}}}}\n  - {{name: h3, allocatable: {{cpu: '3'}}}}\npodGroups:\n  - {{name: job, tasks: [{{name: w, count: 8, minCount: 5, requests: {{cpu: '1'}}, slice: {{topology: kubernetes.io/hostname, size: 4}}}}]}}\n"
+        )
+    };
+    let (_, d) = exact(&yaml("4"), &[(0, 1, 1)], 3);
+    assert_eq!(per_node(&d, "job", "w"), counts(&[("h1", 4), ("h2", 4)]));
+    let (_, d) = exact(&yaml("3"), &[(0, 0, 1)], 0);
+    assert_unplaced(&d, "job", &[]);
 }

@@ -2,9 +2,15 @@
 //! hundreds of random tiny instances, in the spirit of pubgrub's
 //! `tests/sat_dependency_provider.rs`.
 //!
+//! The reference (tests/reference) is an exhaustive search over evictions and placements
+//! for instances of at most 3 nodes and 8 pending pods; it also produces its optimal
+//! assignment as a decision, which the validator must accept.
+//!
 //! Every failure prints the seed and the instance YAML; reproduce one seed with
 //! `TESSERA_SEED=<seed> cargo test --release --test property`; run more cases with
-//! `TESSERA_CASES=10000`.
+//! `TESSERA_CASES=10000` (print more failures with `TESSERA_SHOW=50`); compare with the
+//! weaker reading of rule 6 with `TESSERA_RULE6=weak`; inspect one instance file with
+//! `TESSERA_YAML=file.yaml cargo test --release --test property repro -- --nocapture`.
 
 mod reference;
 
@@ -118,6 +124,7 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
         let mut g = PodGroupDoc {
             name: format!("g{gi}"),
             priority: Some(rng.pick(&prios)),
+            preemption_policy: if rng.pct(10) { Some("Never".to_string()) } else { None },
             policy: if gang { if rng.pct(50) { Some("gang".to_string()) } else { None } } else { Some("basic".to_string()) },
             ..Default::default()
         };
@@ -187,16 +194,21 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
         doc.pod_groups.push(PodGroupDoc {
             name: "run".to_string(),
             priority: Some(rng.pick(&prios)),
+            disruption_mode: if rng.pct(40) { Some("PodGroup".to_string()) } else { None },
             tasks: vec![TaskDoc { name: "t0".to_string(), count: 0, requests: res(&[("cpu", "500m")]), ..Default::default() }],
             ..Default::default()
         });
     }
 
     // Bound pods.
-    let nb = rng.below(4) as usize;
+    // Crowded instances: nodes mostly full of (often lower-priority) running pods, so that
+    // placing a group may need evictions.
+    let crowded = rng.pct(35);
+    let nb = if crowded { 2 + rng.below(4) as usize } else { rng.below(5) as usize };
     for i in 0..nb {
         let node = rng.below(nn as u64) as usize;
-        let mut requests = res(&[("cpu", rng.pick(&["250m", "500m", "1"]))]);
+        let cpu = if crowded { rng.pick(&["1", "2"]) } else { rng.pick(&["250m", "500m", "1", "1", "2"]) };
+        let mut requests = res(&[("cpu", cpu)]);
         if rng.pct(40) {
             requests.insert("memory".to_string(), q(rng.pick(&["256Mi", "512Mi"])));
         }
@@ -220,7 +232,7 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
             node: format!("n{node}"),
             pod_group,
             task,
-            priority: if rng.pct(20) { Some(rng.pick(&[0, 5, 50])) } else { None },
+            priority: if rng.pct(if crowded { 50 } else { 20 }) { Some(rng.pick(&[0, 5, 50])) } else { None },
             requests,
             device_ids,
             preemptible: if rng.pct(15) { Some(false) } else { None },
@@ -259,6 +271,15 @@ fn seeds(n: u64) -> Vec<u64> {
 }
 
 const CASES: u64 = 400;
+
+/// Reading of rule 6 the reference uses: `TESSERA_RULE6=weak` switches to the weaker one
+/// (see `reference::Rule6`), to tell rule-6 disagreements from other ones.
+fn rule6() -> reference::Rule6 {
+    match std::env::var("TESSERA_RULE6").as_deref() {
+        Ok("weak") => reference::Rule6::Weak,
+        _ => reference::Rule6::Reprieve,
+    }
+}
 
 fn cfg() -> SolveConfig {
     SolveConfig { time_limit: Some(Duration::from_secs(20)), ..Default::default() }
@@ -299,6 +320,13 @@ fn check_violations(inst: &Instance, d: &Decision) -> Result<Vec<String>, String
 fn verify(inst: &Instance, r: &reference::RefResult) -> Vec<String> {
     use reference::{decision_key, Term3};
     let mut problems = Vec::new();
+    // The reference's own optimal assignment must pass the validator: otherwise the
+    // reference and the validator read a rule differently (or one of them is wrong).
+    match check_violations(inst, &r.witness) {
+        Ok(v) if v.is_empty() => {}
+        Ok(v) => problems.push(format!("validator rejects the reference's optimum: {v:#?}\n{}", r.witness.to_yaml())),
+        Err(e) => problems.push(format!("reference witness: {e}")),
+    }
     for solver in tessera::solvers::all() {
         let name = solver.name();
         let d = match run_solver(name, inst, &cfg()) {
@@ -373,6 +401,7 @@ struct Coverage {
     multi_task: usize,
     some_unplaced: usize,
     all_placed: usize,
+    evicting: usize,
     pending_pods: i64,
     placed_pods: i64,
     placed_groups: i64,
@@ -426,6 +455,7 @@ fn reference_on_generated_instances_is_fast_and_covers_features() {
         cov.multi_level += (r.objective.placed_by_priority.len() > 1) as usize;
         let placed: i64 = r.objective.placed_by_priority.iter().map(|r| r.placed).sum();
         let pend: i64 = r.objective.placed_by_priority.iter().map(|r| r.pending).sum();
+        cov.evicting += !r.best_evicted.is_empty() as usize;
         cov.pending_pods += pending;
         cov.placed_pods += r.best_new_pods.iter().map(|x| x.1).sum::<i64>();
         cov.placed_groups += placed;
@@ -463,6 +493,7 @@ fn reference_on_generated_instances_is_fast_and_covers_features() {
             ("two tasks", cov.multi_task),
             ("some unplaced", cov.some_unplaced),
             ("all placed", cov.all_placed),
+            ("evictions", cov.evicting),
         ] {
             assert!(v >= 20, "generator covers {name} only {v} times");
         }
@@ -476,21 +507,22 @@ fn solvers_agree_with_reference() {
     let mut n = 0;
     for seed in seeds(CASES) {
         let (_doc, inst, yaml, _) = gen(seed);
-        let r = reference::solve(&inst);
+        let r = reference::solve_opts(&inst, reference::Term3::ByPriority, rule6());
         let problems = verify(&inst, &r);
         n += 1;
         if !problems.is_empty() {
             let panicked = problems.iter().any(|p| p.contains("panicked"));
-            failures.push((seed, yaml, problems, r.best_new_pods));
+            failures.push((seed, yaml, problems, r.best_new_pods, r.best_evicted));
             if panicked && failures.len() >= 10 {
                 eprintln!("stopping after {} failing instances (a solver or the validator panics)", failures.len());
                 break;
             }
         }
     }
-    for (seed, yaml, problems, best) in failures.iter().take(5) {
+    let show_n = std::env::var("TESSERA_SHOW").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    for (seed, yaml, problems, best, evicted) in failures.iter().take(show_n) {
         eprintln!(
-            "==== seed {seed} (TESSERA_SEED={seed} to rerun) ====\n{yaml}---- reference: one optimum places {best:?}\n{}\n",
+            "==== seed {seed} (TESSERA_SEED={seed} to rerun) ====\n{yaml}---- reference: one optimum places {best:?}, evicts {evicted:?}\n{}\n",
             problems.join("\n")
         );
     }
@@ -580,12 +612,119 @@ podGroups:
 pods: [{name: p0, node: n0, requests: {cpu: "1"}}]
 "#;
     let inst = Instance::from_text(yaml).unwrap();
+    // Key: placed@100, placed@10, -evicted@0 (p0 could be a victim but need not be),
+    // extra@100, extra@10.
     let r = reference::solve_with(&inst, reference::Term3::ByPriority);
-    assert_eq!(r.key, vec![1, 1, 1, 0]);
+    assert_eq!(r.key, vec![1, 1, 0, 1, 0]);
     assert_eq!(r.objective, objective(&[(100, 1, 1), (10, 1, 1)], 1));
     let r = reference::solve_with(&inst, reference::Term3::Total);
-    assert_eq!(r.key, vec![1, 1, 2]);
+    assert_eq!(r.key, vec![1, 1, 0, 2]);
     assert_eq!(r.objective, objective(&[(100, 1, 1), (10, 1, 1)], 2));
+}
+
+fn with_evictions(mut o: Objective, rows: &[(i64, i64)]) -> Objective {
+    o.evicted_by_priority = rows.iter().map(|&(priority, pods)| tessera::decision::EvictedRow { priority, pods }).collect();
+    o
+}
+
+#[test]
+fn reference_preemption() {
+    // hi (prio 10) needs 2 cpu on a full 4-cpu node. Victims: a0, a1 (prio 0, 1 cpu each)
+    // or b (prio 5, 2 cpu); c (prio 0) is not preemptible. Term 2, highest victim level
+    // first: evicting a0 + a1 (2 pods at level 0) beats b (1 pod at level 5).
+    let base = r#"
+nodes: [{name: n0, allocatable: {cpu: "5"}}]
+podGroups:
+  - {name: hi, priority: 10, PP tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
+pods:
+  - {name: a0, node: n0, priority: 0, requests: {cpu: "1"}}
+  - {name: a1, node: n0, priority: 0, requests: {cpu: "1"}}
+  - {name: b, node: n0, priority: 5, requests: {cpu: "2"}}
+  - {name: c, node: n0, priority: 0, preemptible: false, requests: {cpu: "1"}}
+OPTIONS"#;
+    let yaml = base.replace("PP ", "").replace("OPTIONS", "");
+    let inst = Instance::from_text(&yaml).unwrap();
+    let r = reference::solve(&inst);
+    assert_eq!(r.objective, with_evictions(objective(&[(10, 1, 1)], 0), &[(0, 2)]));
+    assert_eq!(r.best_evicted, vec!["a0".to_string(), "a1".to_string()]);
+    // preemptionPolicy Never, or preemption off: hi stays pending, nothing is evicted.
+    let yaml = base.replace("PP ", "preemptionPolicy: Never, ").replace("OPTIONS", "");
+    assert_eq!(reference_of(&yaml), objective(&[(10, 0, 1)], 0));
+    let yaml = base.replace("PP ", "").replace("OPTIONS", "options: {preemption: false}");
+    assert_eq!(reference_of(&yaml), objective(&[(10, 0, 1)], 0));
+
+    // g (prio 10) fits without evicting p (prio 7); h (prio 5) would fit only if p were
+    // evicted, but h cannot preempt p and g does not need p's room: no eviction, h pending.
+    let yaml = r#"
+nodes: [{name: n0, allocatable: {cpu: "4"}}]
+podGroups:
+  - {name: g, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: "1"}}]}
+  - {name: h, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
+pods: [{name: p, node: n0, priority: 7, requests: {cpu: "2"}}]
+"#;
+    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (5, 0, 1)], 0));
+    // The weaker reading (any placed group that outranks p and has pods on n0 may name it)
+    // would let h in.
+    let weak = reference::solve_opts(&Instance::from_text(yaml).unwrap(), reference::Term3::ByPriority, reference::Rule6::Weak);
+    assert_eq!(weak.objective, with_evictions(objective(&[(10, 1, 1), (5, 1, 1)], 0), &[(7, 1)]));
+
+    // Term 2 before term 3: g needs one victim for its t1 pod; evicting p0 (2 cpu) instead
+    // of p1 (250m) also makes room for one elastic t0 pod -> 1 eviction, extra 1. Evicting
+    // p0 and p2 would give extra 2 but costs a second eviction.
+    let yaml = r#"
+nodes: [{name: n0, allocatable: {cpu: "4"}}]
+podGroups:
+  - name: g
+    priority: 1
+    tasks:
+      - {name: t0, count: 2, minCount: 0, requests: {cpu: "1"}}
+      - {name: t1, count: 1, requests: {cpu: "1"}}
+pods:
+  - {name: p0, node: n0, requests: {cpu: "2"}}
+  - {name: p1, node: n0, requests: {cpu: 250m}}
+  - {name: p2, node: n0, requests: {cpu: "1"}}
+"#;
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1)], 0 + 1), &[(0, 1)]));
+
+    // Which victim matters: n0 (4 cpu) and n1 (2 cpu) are full of prio-0 pods. hi (1 cpu)
+    // evicts one pod; choosing p0 (2 cpu, still needed by hi: 2 + 1 + 1 + 1 > 4) leaves
+    // room for lo (250m) too -> both placed with one eviction.
+    let yaml = r#"
+nodes: [{name: n0, allocatable: {cpu: "4"}}, {name: n1, allocatable: {cpu: "2"}}]
+podGroups:
+  - {name: hi, priority: 1, tasks: [{name: t0, count: 1, requests: {cpu: "1"}}]}
+  - {name: lo, priority: 0, tasks: [{name: t1, count: 1, requests: {cpu: 250m}}]}
+pods:
+  - {name: p0, node: n0, requests: {cpu: "2"}}
+  - {name: p1, node: n0, requests: {cpu: "1"}}
+  - {name: p2, node: n0, requests: {cpu: "1"}}
+  - {name: p3, node: n1, requests: {cpu: "2"}}
+"#;
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1), (0, 1, 1)], 0), &[(0, 1)]));
+
+    // A victim in a pending group: evicting m (member of lo) keeps lo from being placed.
+    // hi (prio 10, 3 cpu) needs m's cpu; lo (prio 0) loses its member -> unplaced.
+    // Without the eviction hi is pending; term 1 prefers hi placed: placed [10:1/1 0:0/1].
+    let yaml = r#"
+nodes: [{name: n0, allocatable: {cpu: "4"}}]
+podGroups:
+  - {name: hi, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: "3"}}]}
+  - {name: lo, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: "1"}}]}
+pods: [{name: m, node: n0, podGroup: lo, requests: {cpu: "2"}}]
+"#;
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(10, 1, 1), (0, 0, 1)], 0), &[(0, 1)]));
+
+    // disruptionMode PodGroup: evicting one member evicts both (one on each node).
+    let yaml = r#"
+nodes: [{name: n0, allocatable: {cpu: "2"}}, {name: n1, allocatable: {cpu: "2"}}]
+podGroups:
+  - {name: hi, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
+  - {name: run, disruptionMode: PodGroup, tasks: [{name: w, count: 0, requests: {cpu: "1"}}]}
+pods:
+  - {name: r0, node: n0, podGroup: run, requests: {cpu: "1"}}
+  - {name: r1, node: n1, podGroup: run, requests: {cpu: "1"}}
+"#;
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(10, 1, 1)], 0), &[(0, 2)]));
 }
 
 #[test]
@@ -778,9 +917,18 @@ fn repro() {
     let inst = Instance::from_text(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     for mode in [reference::Term3::ByPriority, reference::Term3::Total] {
         let r = reference::solve_with(&inst, mode);
-        eprintln!("reference ({mode:?}): key {:?} {} one optimum {:?}", r.key, show(&r.objective), r.best_new_pods);
+        eprintln!(
+            "reference ({mode:?}): key {:?} {} one optimum {:?} evicting {:?}",
+            r.key,
+            show(&r.objective),
+            r.best_new_pods,
+            r.best_evicted
+        );
     }
+    let weak = reference::solve_opts(&inst, reference::Term3::ByPriority, reference::Rule6::Weak);
+    eprintln!("reference (weak rule 6): key {:?} {} evicting {:?}", weak.key, show(&weak.objective), weak.best_evicted);
     let r = reference::solve(&inst);
+    eprintln!("reference witness:\n{}violations: {:?}", r.witness.to_yaml(), check_violations(&inst, &r.witness));
     for solver in tessera::solvers::all() {
         match run_solver(solver.name(), &inst, &cfg()) {
             Ok(d) => eprintln!(

@@ -44,6 +44,9 @@ struct Progress {
     gap: f64,
     tiers_done: Vec<String>,
     nodes: i64,
+    term1_bound: Option<f64>,
+    /// The running tier's live dual bound and objective, while HiGHS works on it.
+    live: Option<(Arc<highs::LiveBound>, Vec<(usize, f64)>)>,
 }
 
 pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
@@ -56,7 +59,8 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let model = Arc::new(CycleModel::build(&cycle));
     let warm = model.values_of(&cycle, &greedy_a);
     let warm_ok = model.verified(&warm).is_some();
-    let progress = Arc::new(Mutex::new(Progress { values: if warm_ok { Some(warm.clone()) } else { None }, ..Default::default() }));
+    // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
+    let progress = Arc::new(Mutex::new(Progress { values: if warm_ok { Some(warm.clone()) } else { None }, gap: 1.0, ..Default::default() }));
 
     // The MILP phase on a worker thread (HiGHS objects live and die there).
     let (tx, rx) = mpsc::channel();
@@ -78,11 +82,24 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     // Grace: HiGHS polls its interrupt between nodes/iterations.
     let grace = Duration::from_millis(200).max(budget / 50);
     let finished = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()) + grace).is_ok();
-    let p = progress.lock().map(|p| p.clone()).unwrap_or_default();
+    let mut p = progress.lock().map(|p| p.clone()).unwrap_or_default();
+    if !finished {
+        // The worker is still inside a tier: its gap is what the live bound proves.
+        if let (Some((live, coefs)), Some(v)) = (&p.live, &p.values) {
+            let b = live.get();
+            if b.is_finite() {
+                let val = tier_value(coefs, v);
+                p.gap = relative_gap(b, val);
+            }
+        }
+    }
 
+    let mut undone = 0;
     let (assignment, status, gap) = match &p.values {
         Some(v) => {
-            let a = model.assignment(&cycle, v);
+            let mut v = v.clone();
+            undone = model.drop_unneeded_evictions(&cycle, &mut v);
+            let a = model.assignment(&cycle, &v);
             let status = if p.proven_exact { Status::Optimal } else { Status::Feasible };
             (a, status, if status == Status::Optimal { 0.0f64.max(p.gap) } else { p.gap })
         }
@@ -96,10 +113,16 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d.stats.insert("rows".into(), model.mip.rows.len().into());
     d.stats.insert("tiers".into(), p.tiers_done.clone().into());
     d.stats.insert("mipNodes".into(), p.nodes.into());
+    if let Some(b) = p.term1_bound {
+        d.stats.insert("term1Bound".into(), b.into());
+    }
     d.stats.insert("warmStartPlacedGroups".into(), greedy_a.pods.iter().filter(|p| !p.is_empty()).count().into());
     // A rejected warm start is a modelling bug (the greedy and the MILP disagree on a
     // rule): make it visible rather than silently solving cold.
     d.stats.insert("warmStart".into(), if warm_ok { "accepted" } else { "rejected" }.into());
+    if undone > 0 {
+        d.stats.insert("unneededEvictionsUndone".into(), undone.into());
+    }
     if !finished {
         d.stats.insert("deadline".into(), "hit: returned the best verified incumbent".into());
     }
@@ -110,16 +133,56 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
     let tiers = model.tiers();
+    // A quick bound on term 1 from the aggregated relaxation: the gap we can report even
+    // if the full model never gets through its first LP, and a valid cut for it.
+    let (by_group, t1_coefs, t1_magnitude) = model.term1_weights(cycle);
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let bound_deadline = Instant::now() + (remaining / 5).min(std::time::Duration::from_secs(2));
+    let t1_bound = super::bound::term1_bound(cycle, &by_group, bound_deadline);
+    let t1_value = |v: &Option<Vec<f64>>| v.as_ref().map(|v| tier_value(&t1_coefs, v)).unwrap_or(0.0);
+    let relax_gap = |v: &Option<Vec<f64>>| t1_bound.map(|ub| relative_gap(ub, t1_value(v)));
+    if let Some(ub) = t1_bound {
+        let inc = t1_value(&incumbent);
+        let mut p = progress.lock().unwrap();
+        p.gap = relative_gap(ub, inc);
+        p.term1_bound = Some(ub);
+        drop(p);
+        if t1_magnitude <= super::milp::EXACT_MAGNITUDE {
+            mip.add_row(-highs::INF, ub + 0.5, t1_coefs.clone());
+        }
+    }
     let exact_total = tiers.iter().filter(|t| t.exact).count();
     let mut exact_done = 0;
     let mut proven = true;
     let mut gap = 0.0;
+    let mut first_exact = true;
+    let mut first_tier_of_exact_seen = false;
     for tier in &tiers {
         if Instant::now() >= deadline {
             if tier.exact {
                 proven = false;
+                if first_exact {
+                    gap = relax_gap(&incumbent).unwrap_or(1.0);
+                }
             }
             break;
+        }
+        if tier.exact {
+            first_exact = false;
+        }
+        // The first tier is term 1 alone and the incumbent already meets the bound:
+        // proven without touching the full model.
+        let only_term1 = tier.names.iter().all(|n| n.starts_with("placed@"));
+        if only_term1 && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5) && t1_magnitude <= super::milp::EXACT_MAGNITUDE {
+            let val = tier_value(&tier.coefs, incumbent.as_ref().unwrap());
+            mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
+            let mut p = progress.lock().unwrap();
+            p.tiers_done.push(format!("{} (proven by the relaxation bound)", tier.names.join("+")));
+            exact_done += 1;
+            first_exact = false;
+            p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
+            p.gap = gap;
+            continue;
         }
         for c in mip.col_cost.iter_mut() {
             *c = 0.0;
@@ -127,14 +190,30 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         for &(c, v) in &tier.coefs {
             mip.col_cost[c] = v;
         }
+        // While this tier runs, what is proven is what HiGHS's bound says: publish it,
+        // so a caller that stops waiting at the deadline reports an honest gap.
+        let live = Arc::new(highs::LiveBound::default());
+        if tier.exact {
+            let mut p = progress.lock().unwrap();
+            p.live = Some((Arc::clone(&live), tier.coefs.clone()));
+            if !first_tier_of_exact_seen {
+                // Before any bound of the full model: the relaxation's, if any.
+                p.gap = relax_gap(&incumbent).unwrap_or(1.0);
+            } else {
+                p.gap = 1.0;
+            }
+        }
+        first_tier_of_exact_seen = true;
         let params = MipParams {
             deadline,
             rel_gap: if tier.exact { rel_gap } else { 1e-3 },
             // Objectives are integer-valued: a bound within 1 of the incumbent proves it.
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
+            live: Some(Arc::clone(&live)),
         };
         let res = highs::solve(&mip, incumbent.as_deref(), &params);
         let verified = model.verified(&res.values);
+        let verified_ok = verified.is_some();
         let improved = match (&verified, &incumbent) {
             (Some(v), Some(old)) => tier_value(&tier.coefs, v) >= tier_value(&tier.coefs, old) - 1e-6,
             (Some(_), None) => true,
@@ -143,6 +222,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         if improved {
             incumbent = verified;
         }
+        // No incumbent keeps evictions it does not need (term 2 would only get better).
+        if let Some(v) = incumbent.as_mut() {
+            model.drop_unneeded_evictions_in(cycle, &mip, v);
+        }
         // Before a tier that counts elastic pods, top the incumbent up with them.
         if tier.exact && incumbent.is_some() {
             if let Some(better) = fill_elastic_values(cycle, model, &mip, incumbent.as_ref().unwrap()) {
@@ -150,6 +233,17 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             }
         }
         let value = incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
+        if std::env::var_os("TESSERA_DEBUG").is_some() {
+            eprintln!(
+                "tier {}: status {:?}, verified {}, improved {}, value {:?}, bound {}",
+                tier.names.join("+"),
+                res.status,
+                verified_ok,
+                improved,
+                value,
+                res.dual_bound
+            );
+        }
         {
             let mut p = progress.lock().unwrap();
             p.values = incumbent.clone();
@@ -159,17 +253,18 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         if tier.exact && !done {
             proven = false;
             if let Some(val) = value {
-                if res.dual_bound.is_finite() {
-                    gap = ((res.dual_bound - val) / res.dual_bound.abs().max(1.0)).max(0.0);
+                // No bound from HiGHS (stopped before its first LP): nothing proven.
+                if res.dual_bound.is_finite() && res.dual_bound != 0.0 {
+                    gap = relative_gap(res.dual_bound, val);
                 } else {
-                    gap = 1.0;
+                    gap = if only_term1 { relax_gap(&incumbent).unwrap_or(1.0) } else { 1.0 };
                 }
             }
             break;
         }
         if tier.exact && rel_gap > 0.0 && res.dual_bound.is_finite() {
             if let Some(val) = value {
-                gap = ((res.dual_bound - val) / res.dual_bound.abs().max(1.0)).max(gap).max(0.0);
+                gap = relative_gap(res.dual_bound, val).max(gap);
             }
         }
         // Fix the tier at its optimum before the next one.
@@ -181,6 +276,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             None => break,
         }
         let mut p = progress.lock().unwrap();
+        p.live = None;
         p.tiers_done.push(tier.names.join("+"));
         if tier.exact {
             exact_done += 1;
@@ -202,4 +298,13 @@ fn fill_elastic_values(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, v: &
     greedy::fill_elastic(cycle, &mut a);
     let w = model.values_of(cycle, &a);
     super::milp::verify_rows(mip, &w)
+}
+
+/// |bound - incumbent| relative to the larger of the two (a maximization), in [0, 1].
+fn relative_gap(bound: f64, incumbent: f64) -> f64 {
+    if !bound.is_finite() || !incumbent.is_finite() {
+        return 1.0;
+    }
+    let diff = (bound - incumbent).max(0.0);
+    (diff / bound.abs().max(incumbent.abs()).max(1.0)).clamp(0.0, 1.0)
 }

@@ -127,6 +127,33 @@ pub struct MipParams {
     pub deadline: Instant,
     pub rel_gap: f64,
     pub abs_gap: f64,
+    /// Updated while HiGHS runs with its current dual bound, so a caller that stops
+    /// waiting at the deadline still knows what was proven.
+    pub live: Option<std::sync::Arc<LiveBound>>,
+}
+
+/// The latest MIP dual bound seen in the callback (f64 bits; NaN = none yet).
+#[derive(Debug)]
+pub struct LiveBound(std::sync::atomic::AtomicU64);
+
+impl Default for LiveBound {
+    fn default() -> Self {
+        LiveBound(std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()))
+    }
+}
+
+impl LiveBound {
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(std::sync::atomic::Ordering::Relaxed))
+    }
+    pub fn set(&self, v: f64) {
+        self.0.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+struct CallbackState {
+    deadline: Instant,
+    live: Option<std::sync::Arc<LiveBound>>,
 }
 
 struct Guard(*mut c_void);
@@ -142,15 +169,24 @@ const CB_IPM_INTERRUPT: c_int = 2;
 const CB_MIP_INTERRUPT: c_int = 6;
 
 extern "C" fn interrupt_cb(
-    _kind: c_int,
+    kind: c_int,
     _msg: *const std::ffi::c_char,
-    _out: *const HighsCallbackDataOut,
+    out: *const HighsCallbackDataOut,
     data_in: *mut HighsCallbackDataIn,
     user: *mut c_void,
 ) {
-    // SAFETY: `user` is the `&Instant` passed to Highs_setCallback, alive during Highs_run.
-    let deadline = unsafe { &*(user as *const Instant) };
-    if Instant::now() >= *deadline && !data_in.is_null() {
+    // SAFETY: `user` is the `&CallbackState` passed to Highs_setCallback, alive during
+    // Highs_run; `out` and `data_in` are valid for the duration of the callback.
+    let state = unsafe { &*(user as *const CallbackState) };
+    if kind == CB_MIP_INTERRUPT && !out.is_null() {
+        if let Some(live) = &state.live {
+            let b = unsafe { (*out).mip_dual_bound };
+            if b.is_finite() {
+                live.set(b);
+            }
+        }
+    }
+    if Instant::now() >= state.deadline && !data_in.is_null() {
         unsafe { (*data_in).user_interrupt = 1 };
     }
 }
@@ -216,7 +252,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
-    let deadline = params.deadline;
+    let state = CallbackState { deadline: params.deadline, live: params.live.clone() };
     unsafe {
         let h = Guard(Highs_create());
         set_opt_bool(h.0, "output_flag", std::env::var_os("TESSERA_HIGHS_LOG").is_some());
@@ -253,7 +289,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         if let Some(s) = start {
             Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null());
         }
-        Highs_setCallback(h.0, Some(interrupt_cb), &deadline as *const Instant as *mut c_void);
+        Highs_setCallback(h.0, Some(interrupt_cb), &state as *const CallbackState as *mut c_void);
         for cb in [CB_SIMPLEX_INTERRUPT, CB_IPM_INTERRUPT, CB_MIP_INTERRUPT] {
             Highs_startCallback(h.0, cb as HighsInt);
         }

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Largest objective magnitude of one exactly-solved tier. With integer objectives and
 /// `mip_abs_gap < 1`, values below 1e6 keep HiGHS's double-precision bound well inside
 /// the 0.5 that separates integers.
-const EXACT_MAGNITUDE: f64 = 1.0e6;
+pub const EXACT_MAGNITUDE: f64 = 1.0e6;
 
 /// One lexicographic objective component (maximized, integer-valued).
 #[derive(Clone, Debug)]
@@ -407,6 +407,24 @@ impl CycleModel {
         CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col }
     }
 
+    /// Term 1 alone as (group, weight) with its y column: weights that order the
+    /// groups-placed counts lexicographically by priority level.
+    pub fn term1_weights(&self, cycle: &Cycle) -> (Vec<(GroupId, f64)>, Vec<(usize, f64)>, f64) {
+        let placed: Vec<&Component> = self.components.iter().filter(|c| c.name.starts_with("placed@")).collect();
+        let w = weights(&placed);
+        let mut by_group = Vec::new();
+        let mut coefs = Vec::new();
+        for &g in &cycle.pending {
+            let yc = self.y[g].unwrap();
+            let lvl = format!("placed@{}", cycle.inst.groups[g].priority);
+            if let Some(i) = placed.iter().position(|c| c.name == lvl) {
+                by_group.push((g, w[i]));
+                coefs.push((yc, w[i]));
+            }
+        }
+        (by_group, coefs, magnitude(&placed))
+    }
+
     /// Groups components into tiers solved one after another.
     pub fn tiers(&self) -> Vec<Tier> {
         let mut tiers: Vec<Vec<&Component>> = Vec::new();
@@ -588,6 +606,30 @@ impl CycleModel {
     pub fn verified(&self, v: &[f64]) -> Option<Vec<f64>> {
         verify_rows(&self.mip, v)
     }
+
+    /// Undoes every eviction the solution does not need (one unit at a time, most
+    /// valuable victims first). An optimal solution has none — term 2 forbids them — but
+    /// an incumbent returned at the deadline may.
+    pub fn drop_unneeded_evictions(&self, cycle: &Cycle, v: &mut Vec<f64>) -> usize {
+        self.drop_unneeded_evictions_in(cycle, &self.mip, v)
+    }
+
+    /// The same against `mip` (the model with tier-fixing rows added).
+    pub fn drop_unneeded_evictions_in(&self, cycle: &Cycle, mip: &Mip, v: &mut Vec<f64>) -> usize {
+        let mut order: Vec<usize> = (0..self.e_col.len()).filter(|&u| self.e_col[u].is_some_and(|c| v[c] > 0.5)).collect();
+        order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+        let mut undone = 0;
+        for u in order {
+            let c = self.e_col[u].unwrap();
+            v[c] = 0.0;
+            if verify_rows(mip, v).is_some() {
+                undone += 1;
+            } else {
+                v[c] = 1.0;
+            }
+        }
+        undone
+    }
 }
 
 /// Rounds a solution's integer columns and checks bounds and every row of `mip`.
@@ -612,7 +654,7 @@ pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
 
 /// Weights that make a weighted sum of the components equal to their lexicographic
 /// order: each unit of a component outweighs the full range of all later ones.
-fn weights(cs: &[&Component]) -> Vec<f64> {
+pub fn weights(cs: &[&Component]) -> Vec<f64> {
     let mut w = vec![1.0; cs.len()];
     let mut tail = 0.0;
     for i in (0..cs.len()).rev() {
@@ -622,7 +664,7 @@ fn weights(cs: &[&Component]) -> Vec<f64> {
     w
 }
 
-fn magnitude(cs: &[&Component]) -> f64 {
+pub fn magnitude(cs: &[&Component]) -> f64 {
     weights(cs).iter().zip(cs).map(|(w, c)| w * c.range).sum()
 }
 

@@ -43,7 +43,7 @@ pub mod solvers {
 
     /// All solvers, the exact one first.
     pub fn all() -> Vec<Box<dyn Solver>> {
-        vec![Box::new(super::exact::Exact), Box::new(super::greedy::FirstFitDecreasing)]
+        vec![Box::new(super::exact::Exact), Box::new(super::greedy::FirstFitDecreasing), Box::new(super::k8s_preempt::K8sPreemption)]
     }
 
     pub fn by_name(name: &str) -> Option<Box<dyn Solver>> {
@@ -52,11 +52,13 @@ pub mod solvers {
 }
 
 mod assemble;
+mod bound;
 mod cycle;
 mod exact;
 mod explain;
 mod greedy;
 mod highs;
+mod k8s_preempt;
 mod milp;
 
 /// The cycle MILP of an instance in CPLEX LP format, all objective components merged

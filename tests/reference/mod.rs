@@ -1,10 +1,11 @@
 //! Brute-force reference solver for tiny instances.
 //!
-//! Written from `shared/spec/semantics.md` alone (rules 1-5, no evictions), independently
-//! of `src/solve`: it enumerates every assignment of new pods (per pending group: unplaced,
-//! or a domain choice for required topology and, per task, every distribution of
-//! 0..=count pods over the nodes the task may use), applies the hard rules itself and
-//! keeps the lexicographically best objective (terms 1 and 3; term 2 is always empty).
+//! Written from `shared/spec/semantics.md` alone, independently of `src/solve`: for every
+//! admissible set of evictions (all subsets of the bound pods that may be victims) it
+//! enumerates every assignment of new pods (per pending group: unplaced, or a domain
+//! choice for required topology and, per task, every distribution of 0..=count pods over
+//! the nodes the task may use), applies hard rules 1-6 itself and keeps the
+//! lexicographically best objective (terms 1-3).
 //!
 //! Interpretation notes (kept deliberately literal):
 //! - a node without `pods` in its allocatable has no pod limit;
@@ -14,13 +15,21 @@
 //!   them per priority level, higher priority first (semantics.md: "Maximize pods placed
 //!   beyond the minimums (elastic members), higher priority first"); the reported
 //!   `extraPods` is their sum. [`Term3::Total`] instead maximizes the plain sum (what
-//!   `Objective::compare` compares), kept to show where the two readings differ.
+//!   `Objective::compare` compares), kept to show where the two readings differ;
+//! - rule 6, "every eviction names a placed preemptor that needs the freed capacity on
+//!   that node", is read as Kubernetes' reprieve: an evicted pod p on node n must not fit
+//!   back on n next to the bound pods kept there and the new pods on n of the groups that
+//!   may preempt p (priority strictly higher, `preemptionPolicy` not `Never`); at least
+//!   one such group must have new pods on n. Members evicted along with a
+//!   `disruptionMode: PodGroup` group need only be lower than that preemptor;
+//! - term 2 counts evicted pods per (raw) pod priority; `evictedByPriority` lists the
+//!   levels with at least one eviction, highest first.
 
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
-use tessera::decision::{Objective, PlacedRow};
-use tessera::model::{GroupId, Instance, Node, Policy, Task, Taint, Toleration, PODS};
+use std::collections::{BTreeMap, BTreeSet};
+use tessera::decision::{EvictedRow, Objective, PlacedRow};
+use tessera::model::{DisruptionMode, GroupId, Instance, Node, Policy, Task, Taint, Toleration, PODS};
 
 /// How term 3 (extra pods) is optimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,13 +43,18 @@ pub enum Term3 {
 /// The optimum found by exhaustive search, and how many complete assignments were scored.
 pub struct RefResult {
     pub objective: Objective,
-    /// The optimal lexicographic key: placed groups per level (highest first), then extra
-    /// pods per level (highest first) for [`Term3::ByPriority`] or their sum for
+    /// The optimal lexicographic key: placed groups per pending level (highest first),
+    /// minus evicted pods per victim level (all bound-pod priorities, highest first), then
+    /// extra pods per pending level for [`Term3::ByPriority`] or their sum for
     /// [`Term3::Total`]. Compare with [`decision_key`].
     pub key: Vec<i64>,
     pub leaves: u64,
     /// New pods per pending group in one optimal assignment (0 = unplaced), for debugging.
     pub best_new_pods: Vec<(String, i64)>,
+    /// Bound pods evicted in that assignment.
+    pub best_evicted: Vec<String>,
+    /// That optimal assignment as a decision (for the validator), status Optimal.
+    pub witness: tessera::Decision,
 }
 
 pub fn optimum(inst: &Instance) -> Objective {
@@ -51,21 +65,29 @@ pub fn solve(inst: &Instance) -> RefResult {
     solve_with(inst, Term3::ByPriority)
 }
 
+fn is_pending(inst: &Instance, g: GroupId) -> bool {
+    inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].count > 0)
+}
+
 /// Priority levels of pending groups, highest first.
 fn levels_of(inst: &Instance) -> Vec<i64> {
-    let set: BTreeSet<i64> = (0..inst.groups.len())
-        .filter(|&g| inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].count > 0))
-        .map(|g| inst.groups[g].priority)
-        .collect();
+    let set: BTreeSet<i64> = (0..inst.groups.len()).filter(|&g| is_pending(inst, g)).map(|g| inst.groups[g].priority).collect();
+    set.into_iter().rev().collect()
+}
+
+/// Priorities of bound pods (possible victim levels), highest first.
+fn victim_levels_of(inst: &Instance) -> Vec<i64> {
+    let set: BTreeSet<i64> = inst.pods.iter().map(|p| p.priority).collect();
     set.into_iter().rev().collect()
 }
 
 /// The objective key (as [`RefResult::key`]) of an assignment given as new pods per
-/// pending group (absent or 0 = unplaced).
-pub fn key_of(inst: &Instance, new_pods: &std::collections::BTreeMap<String, i64>, mode: Term3) -> Vec<i64> {
+/// pending group (absent or 0 = unplaced) and the names of evicted bound pods.
+pub fn key_of(inst: &Instance, new_pods: &BTreeMap<String, i64>, evicted: &[String], mode: Term3) -> Vec<i64> {
     let levels = levels_of(inst);
-    let nl = levels.len();
-    let mut key = vec![0i64; nl + if mode == Term3::ByPriority { nl } else { 1 }];
+    let vlevels = victim_levels_of(inst);
+    let (nl, nv) = (levels.len(), vlevels.len());
+    let mut key = vec![0i64; nl + nv + if mode == Term3::ByPriority { nl } else { 1 }];
     for g in 0..inst.groups.len() {
         let n = new_pods.get(&inst.groups[g].name).copied().unwrap_or(0);
         if n <= 0 {
@@ -75,20 +97,28 @@ pub fn key_of(inst: &Instance, new_pods: &std::collections::BTreeMap<String, i64
         key[l] += 1;
         let extra = n - inst.min_new_pods(g);
         match mode {
-            Term3::ByPriority => key[nl + l] += extra,
-            Term3::Total => key[nl] += extra,
+            Term3::ByPriority => key[nl + nv + l] += extra,
+            Term3::Total => key[nl + nv] += extra,
+        }
+    }
+    for name in evicted {
+        if let Some(p) = inst.pod_id(name) {
+            let l = vlevels.iter().position(|&v| v == inst.pods[p].priority).unwrap();
+            key[nl + l] -= 1;
         }
     }
     key
 }
 
-/// The key of a decision, computed from its placements alone (not its reported objective).
+/// The key of a decision, computed from its placements and evictions alone (not from its
+/// reported objective).
 pub fn decision_key(inst: &Instance, d: &tessera::Decision, mode: Term3) -> Vec<i64> {
-    let mut new_pods = std::collections::BTreeMap::new();
+    let mut new_pods = BTreeMap::new();
     for p in &d.placements {
         *new_pods.entry(p.pod_group.clone()).or_insert(0) += p.pods.len() as i64;
     }
-    key_of(inst, &new_pods, mode)
+    let evicted: Vec<String> = d.evictions.iter().map(|e| e.pod.clone()).collect();
+    key_of(inst, &new_pods, &evicted, mode)
 }
 
 /// Kubernetes toleration matching (`ToleratesTaint`).
@@ -131,11 +161,17 @@ pub fn node_fits(task: &Task, node: &Node) -> bool {
 /// bound pods) is `used` (milli per device). An integral request k (>= 1000) takes k
 /// devices with no other user; a fractional one sits on one device.
 pub fn devices_fit(used: &[i64], new: &[i64]) -> bool {
+    assign_devices(used, new).is_some()
+}
+
+/// Device ids for each request of `new` (empty for a zero request), if they fit.
+pub fn assign_devices(used: &[i64], new: &[i64]) -> Option<Vec<Vec<usize>>> {
     let mut used = used.to_vec();
-    let mut fracs: Vec<i64> = Vec::new();
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); new.len()];
+    let mut fracs: Vec<(i64, usize)> = Vec::new();
     // Integral requests first: completely free devices are interchangeable, so taking the
     // first free ones loses nothing.
-    for &r in new {
+    for (i, &r) in new.iter().enumerate() {
         if r == 0 {
             continue;
         }
@@ -143,33 +179,43 @@ pub fn devices_fit(used: &[i64], new: &[i64]) -> bool {
             let k = (r / 1000) as usize;
             let free: Vec<usize> = (0..used.len()).filter(|&d| used[d] == 0).take(k).collect();
             if free.len() < k {
-                return false;
+                return None;
             }
-            for d in free {
+            for &d in &free {
                 used[d] = 1000;
             }
+            out[i] = free;
         } else {
-            fracs.push(r);
+            fracs.push((r, i));
         }
     }
-    fracs.sort_unstable_by(|a, b| b.cmp(a));
-    pack(&mut used, &fracs)
+    fracs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut choice = Vec::new();
+    if !pack(&mut used, &fracs, &mut choice) {
+        return None;
+    }
+    for (&(_, i), &d) in fracs.iter().zip(&choice) {
+        out[i] = vec![d];
+    }
+    Some(out)
 }
 
 /// Backtracking bin packing of fractional requests onto devices.
-fn pack(used: &mut Vec<i64>, fracs: &[i64]) -> bool {
-    let Some((&r, rest)) = fracs.split_first() else { return true };
+fn pack(used: &mut Vec<i64>, fracs: &[(i64, usize)], choice: &mut Vec<usize>) -> bool {
+    let Some((&(r, _), rest)) = fracs.split_first() else { return true };
     let mut tried: BTreeSet<i64> = BTreeSet::new();
     for d in 0..used.len() {
         if used[d] + r > 1000 || !tried.insert(used[d]) {
             continue;
         }
         used[d] += r;
-        let ok = pack(used, rest);
+        choice.push(d);
+        let ok = pack(used, rest, choice);
         used[d] -= r;
         if ok {
             return true;
         }
+        choice.pop();
     }
     false
 }
@@ -179,82 +225,263 @@ struct Search<'a> {
     pending: Vec<GroupId>,
     /// Priority levels of pending groups, highest first.
     levels: Vec<i64>,
+    /// Priority levels of bound pods, highest first.
+    vlevels: Vec<i64>,
     pods_r: Option<usize>,
     shared: Vec<usize>,
-    /// Per node, per resource: requests of bound pods plus new pods so far.
+    /// Bound pods evicted in this branch.
+    evicted: Vec<bool>,
+    /// Per node, per resource: requests of kept bound pods plus new pods so far.
     used: Vec<Vec<i64>>,
-    /// Per node, per shared resource (index into `shared`): milli used per device by bound pods.
+    /// Per node, per shared resource (index into `shared`): milli used per device by kept
+    /// bound pods.
     bound_dev: Vec<Vec<Vec<i64>>>,
     /// Per node, per shared resource: requests of new pods placed so far.
     new_dev: Vec<Vec<Vec<i64>>>,
+    /// New pods per task and node.
+    task_node: Vec<Vec<i64>>,
     /// New pods per pending group (index into `pending`), -1 = unplaced.
     new_pods: Vec<i64>,
-    best: Option<(Vec<i64>, Vec<i64>)>,
+    best: Option<Best>,
     leaves: u64,
     mode: Term3,
+    rule6: Rule6,
+}
+
+#[derive(Clone)]
+struct Best {
+    key: Vec<i64>,
+    new_pods: Vec<i64>,
+    evicted: Vec<bool>,
+    task_node: Vec<Vec<i64>>,
+}
+
+/// How rule 6's "a placed preemptor that needs the freed capacity on that node" is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule6 {
+    /// Kubernetes' reprieve (see module notes).
+    Reprieve,
+    /// Weaker: some placed group that may preempt the victim has new pods on its node.
+    Weak,
+}
+
+/// Bound pods that may ever be evicted: preemptible, and some pending group could preempt them.
+fn candidates(inst: &Instance) -> Vec<usize> {
+    if !inst.options.preemption {
+        return vec![];
+    }
+    (0..inst.pods.len())
+        .filter(|&p| {
+            let pod = &inst.pods[p];
+            pod.preemptible
+                && (0..inst.groups.len())
+                    .any(|g| is_pending(inst, g) && !inst.groups[g].preempt_never && inst.groups[g].priority > pod.priority)
+        })
+        .collect()
 }
 
 pub fn solve_with(inst: &Instance, mode: Term3) -> RefResult {
-    let pending: Vec<GroupId> = (0..inst.groups.len())
-        .filter(|&g| inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].count > 0))
-        .collect();
-    let levels = levels_of(inst);
+    solve_opts(inst, mode, Rule6::Reprieve)
+}
+
+pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
+    let pending: Vec<GroupId> = (0..inst.groups.len()).filter(|&g| is_pending(inst, g)).collect();
     let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
     let nn = inst.nodes.len();
-    let mut used = vec![vec![0i64; inst.resources.len()]; nn];
-    let mut bound_dev: Vec<Vec<Vec<i64>>> = (0..nn)
-        .map(|n| shared.iter().map(|&r| vec![0i64; (inst.nodes[n].allocatable[r] / 1000) as usize]).collect())
-        .collect();
-    for p in &inst.pods {
-        for r in 0..inst.resources.len() {
-            used[p.node][r] += p.requests[r];
+    let cands = candidates(inst);
+    assert!(cands.len() <= 12, "too many possible victims for brute force");
+    let mut best: Option<Best> = None;
+    let mut leaves = 0;
+    let mut levels = Vec::new();
+    for mask in 0u32..(1u32 << cands.len()) {
+        let mut evicted = vec![false; inst.pods.len()];
+        for (i, &p) in cands.iter().enumerate() {
+            evicted[p] = mask & (1 << i) != 0;
         }
-        for (si, &r) in shared.iter().enumerate() {
-            let req = p.requests[r];
-            if req == 0 {
+        // disruptionMode PodGroup: all bound members go together.
+        let all_or_none = (0..inst.groups.len()).all(|g| {
+            inst.groups[g].disruption != DisruptionMode::PodGroup || {
+                let b = &inst.groups[g].bound;
+                b.iter().all(|&p| evicted[p]) || b.iter().all(|&p| !evicted[p])
+            }
+        });
+        if !all_or_none {
+            continue;
+        }
+        let mut used = vec![vec![0i64; inst.resources.len()]; nn];
+        let mut bound_dev: Vec<Vec<Vec<i64>>> = (0..nn)
+            .map(|n| shared.iter().map(|&r| vec![0i64; (inst.nodes[n].allocatable[r] / 1000) as usize]).collect())
+            .collect();
+        for (pi, p) in inst.pods.iter().enumerate() {
+            if evicted[pi] {
                 continue;
             }
-            let ids = p.devices.get(&r).expect("bound pod with a shared request has device ids after validation");
-            for &d in ids {
-                bound_dev[p.node][si][d] += req.min(1000);
+            for r in 0..inst.resources.len() {
+                used[p.node][r] += p.requests[r];
+            }
+            for (si, &r) in shared.iter().enumerate() {
+                if p.requests[r] > 0 {
+                    let ids = p.devices.get(&r).expect("bound pod with a shared request has device ids after validation");
+                    for &d in ids {
+                        bound_dev[p.node][si][d] += p.requests[r].min(1000);
+                    }
+                }
             }
         }
+        let mut s = Search {
+            inst,
+            pods_r: inst.resources.iter().position(|r| r == PODS),
+            levels: levels_of(inst),
+            vlevels: victim_levels_of(inst),
+            new_pods: vec![-1; pending.len()],
+            pending: pending.clone(),
+            shared: shared.clone(),
+            evicted,
+            used,
+            bound_dev,
+            new_dev: vec![vec![Vec::new(); shared.len()]; nn],
+            task_node: vec![vec![0; nn]; inst.tasks.len()],
+            best: best.take(),
+            leaves: 0,
+            mode,
+            rule6,
+        };
+        s.group(0);
+        leaves += s.leaves;
+        best = s.best.take();
+        levels = s.levels.clone();
     }
-    let mut s = Search {
-        inst,
-        pods_r: inst.resources.iter().position(|r| r == PODS),
-        levels,
-        new_pods: vec![-1; pending.len()],
-        pending,
-        shared,
-        used,
-        bound_dev,
-        new_dev: Vec::new(),
-        best: None,
-        leaves: 0,
-        mode,
-    };
-    s.new_dev = vec![vec![Vec::new(); s.shared.len()]; nn];
-    s.group(0);
-    let (key, best_pods) = s.best.clone().expect("the all-unplaced assignment is always valid");
-    let nl = s.levels.len();
-    let extra_pods: i64 = key[nl..].iter().sum();
+    let levels = if levels.is_empty() { levels_of(inst) } else { levels };
+    let vlevels = victim_levels_of(inst);
+    let best = best.expect("the all-unplaced assignment without evictions is always valid");
+    let (key, best_pods, best_evicted) = (best.key.clone(), best.new_pods.clone(), best.evicted.clone());
+    let (nl, nv) = (levels.len(), vlevels.len());
+    let extra_pods: i64 = key[nl + nv..].iter().sum();
     let mut rows = Vec::new();
-    for (i, &lvl) in s.levels.iter().enumerate() {
-        let pending = s.pending.iter().filter(|&&g| inst.groups[g].priority == lvl).count() as i64;
+    for (i, &lvl) in levels.iter().enumerate() {
+        let pending = pending.iter().filter(|&&g| inst.groups[g].priority == lvl).count() as i64;
         rows.push(PlacedRow { priority: lvl, placed: key[i], pending });
     }
-    let objective = Objective { placed_by_priority: rows, evicted_by_priority: vec![], extra_pods };
-    let best_new_pods = s.pending.iter().zip(&best_pods).map(|(&g, &n)| (inst.groups[g].name.clone(), n.max(0))).collect();
-    RefResult { objective, key, leaves: s.leaves, best_new_pods }
+    let evicted_rows = vlevels
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| key[nl + i] != 0)
+        .map(|(i, &lvl)| EvictedRow { priority: lvl, pods: -key[nl + i] })
+        .collect();
+    let objective = Objective { placed_by_priority: rows, evicted_by_priority: evicted_rows, extra_pods };
+    let best_new_pods = pending.iter().zip(&best_pods).map(|(&g, &n)| (inst.groups[g].name.clone(), n.max(0))).collect();
+    let best_evicted = (0..inst.pods.len()).filter(|&p| best_evicted[p]).map(|p| inst.pods[p].name.clone()).collect();
+    let mut witness = witness(inst, &pending, &best);
+    witness.objective = objective.clone();
+    RefResult { objective, key, leaves, best_new_pods, best_evicted, witness }
 }
 
 impl<'a> Search<'a> {
+    /// Rule 6 for a complete assignment: every eviction is justified (see module notes).
+    fn evictions_justified(&self) -> bool {
+        let inst = self.inst;
+        for (pi, pod) in inst.pods.iter().enumerate() {
+            if !self.evicted[pi] {
+                continue;
+            }
+            // The victim belongs to no placed group.
+            if let Some(g) = pod.group {
+                if let Some(i) = self.pending.iter().position(|&x| x == g) {
+                    if self.new_pods[i] > 0 {
+                        return false;
+                    }
+                }
+                if inst.groups[g].disruption == DisruptionMode::PodGroup {
+                    // Evicted as a unit: one member must be needed by a preemptor that
+                    // outranks every member.
+                    let members = &inst.groups[g].bound;
+                    let top = members.iter().map(|&m| inst.pods[m].priority).max().unwrap();
+                    if !members.iter().all(|&m| inst.pods[m].preemptible)
+                        || !members.iter().any(|&m| self.needed(m, top))
+                    {
+                        return false;
+                    }
+                    continue;
+                }
+            }
+            if !self.needed(pi, pod.priority) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether bound pod `p` (evicted) cannot fit back on its node next to the kept bound
+    /// pods and the new pods of the groups that may preempt a pod of priority `prio`
+    /// (and at least one such group has new pods there).
+    fn needed(&self, p: usize, prio: i64) -> bool {
+        let inst = self.inst;
+        let pod = &inst.pods[p];
+        let n = pod.node;
+        let node = &inst.nodes[n];
+        let mut any = false;
+        let mut load: Vec<i64> = Vec::with_capacity(inst.resources.len());
+        for r in 0..inst.resources.len() {
+            // Kept bound pods: `used` minus all new pods on n.
+            let mut v = self.used[n][r];
+            for (t, task) in inst.tasks.iter().enumerate() {
+                v -= self.task_node[t][n] * task.requests[r];
+            }
+            load.push(v + pod.requests[r]);
+        }
+        let mut new_dev: Vec<Vec<i64>> = vec![Vec::new(); self.shared.len()];
+        for (t, task) in inst.tasks.iter().enumerate() {
+            let c = self.task_node[t][n];
+            let grp = &inst.groups[task.group];
+            if c == 0 || grp.preempt_never || grp.priority <= prio {
+                continue;
+            }
+            any = true;
+            for r in 0..inst.resources.len() {
+                load[r] += c * task.requests[r];
+            }
+            for (si, &r) in self.shared.iter().enumerate() {
+                if task.requests[r] > 0 {
+                    new_dev[si].extend(std::iter::repeat(task.requests[r]).take(c as usize));
+                }
+            }
+        }
+        if !any {
+            return false;
+        }
+        if self.rule6 == Rule6::Weak {
+            return true;
+        }
+        for r in 0..inst.resources.len() {
+            if Some(r) == self.pods_r && !node.limits_pods {
+                continue;
+            }
+            if load[r] > node.allocatable[r] {
+                return true;
+            }
+        }
+        for (si, &r) in self.shared.iter().enumerate() {
+            let mut dev = self.bound_dev[n][si].clone();
+            if pod.requests[r] > 0 {
+                for &d in &pod.devices[&r] {
+                    dev[d] += pod.requests[r].min(1000);
+                }
+            }
+            if !devices_fit(&dev, &new_dev[si]) {
+                return true;
+            }
+        }
+        false
+    }
+
     fn score(&mut self) {
         self.leaves += 1;
+        if !self.evictions_justified() {
+            return;
+        }
         let inst = self.inst;
-        let nl = self.levels.len();
-        let mut key = vec![0i64; nl + if self.mode == Term3::ByPriority { nl } else { 1 }];
+        let (nl, nv) = (self.levels.len(), self.vlevels.len());
+        let mut key = vec![0i64; nl + nv + if self.mode == Term3::ByPriority { nl } else { 1 }];
         for (i, &g) in self.pending.iter().enumerate() {
             let n = self.new_pods[i];
             if n < 0 {
@@ -264,12 +491,23 @@ impl<'a> Search<'a> {
             key[lvl] += 1;
             let extra = n - inst.min_new_pods(g);
             match self.mode {
-                Term3::ByPriority => key[nl + lvl] += extra,
-                Term3::Total => key[nl] += extra,
+                Term3::ByPriority => key[nl + nv + lvl] += extra,
+                Term3::Total => key[nl + nv] += extra,
             }
         }
-        if self.best.as_ref().map_or(true, |(b, _)| key > *b) {
-            self.best = Some((key, self.new_pods.clone()));
+        for (p, pod) in inst.pods.iter().enumerate() {
+            if self.evicted[p] {
+                let l = self.vlevels.iter().position(|&v| v == pod.priority).unwrap();
+                key[nl + l] -= 1;
+            }
+        }
+        if self.best.as_ref().map_or(true, |b| key > b.key) {
+            self.best = Some(Best {
+                key,
+                new_pods: self.new_pods.clone(),
+                evicted: self.evicted.clone(),
+                task_node: self.task_node.clone(),
+            });
         }
     }
 
@@ -281,10 +519,14 @@ impl<'a> Search<'a> {
         // Unplaced.
         self.new_pods[gi] = -1;
         self.group(gi + 1);
-        // Placed: choose the domain of the required level (if any), then distribute.
         let inst = self.inst;
         let g = self.pending[gi];
         let grp = &inst.groups[g];
+        // A group with an evicted member is not placed (rule 6).
+        if grp.bound.iter().any(|&p| self.evicted[p]) {
+            return;
+        }
+        // Placed: choose the domain of the required level (if any), then distribute.
         let nn = inst.nodes.len();
         let domains: Vec<Vec<bool>> = match grp.required {
             None => vec![vec![true; nn]],
@@ -399,6 +641,7 @@ impl<'a> Search<'a> {
         for r in 0..inst.resources.len() {
             self.used[n][r] += c * req[r];
         }
+        self.task_node[t][n] += c;
         for (si, &r) in self.shared.iter().enumerate() {
             if req[r] > 0 {
                 self.new_dev[n][si].extend(std::iter::repeat(req[r]).take(c as usize));
@@ -413,11 +656,112 @@ impl<'a> Search<'a> {
         for r in 0..inst.resources.len() {
             self.used[n][r] -= c * req[r];
         }
+        self.task_node[t][n] -= c;
         for (si, &r) in self.shared.iter().enumerate() {
             if req[r] > 0 {
                 let len = self.new_dev[n][si].len();
                 self.new_dev[n][si].truncate(len - c as usize);
             }
         }
+    }
+}
+
+/// The optimal assignment as a [`tessera::Decision`]: pods in task order per group, device
+/// ids packed per node, each eviction named after the highest-priority placed group that
+/// may preempt it and has new pods on its node.
+fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decision {
+    use tessera::decision::{Eviction, PlacedPod, Placement, Unplaced};
+    let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
+    let nn = inst.nodes.len();
+    // Device ids per (task, node): the i-th pod of task t on node n gets ids[t][n][i].
+    let mut ids: Vec<Vec<Vec<BTreeMap<String, Vec<usize>>>>> = (0..inst.tasks.len())
+        .map(|t| (0..nn).map(|n| vec![BTreeMap::new(); best.task_node[t][n] as usize]).collect())
+        .collect();
+    for n in 0..nn {
+        for &r in &shared {
+            let mut used = vec![0i64; (inst.nodes[n].allocatable[r] / 1000) as usize];
+            for (p, pod) in inst.pods.iter().enumerate() {
+                if pod.node == n && !best.evicted[p] && pod.requests[r] > 0 {
+                    for &d in &pod.devices[&r] {
+                        used[d] += pod.requests[r].min(1000);
+                    }
+                }
+            }
+            let mut reqs = Vec::new();
+            let mut owners = Vec::new();
+            for t in 0..inst.tasks.len() {
+                for i in 0..best.task_node[t][n] as usize {
+                    if inst.tasks[t].requests[r] > 0 {
+                        reqs.push(inst.tasks[t].requests[r]);
+                        owners.push((t, i));
+                    }
+                }
+            }
+            let got = assign_devices(&used, &reqs).expect("the optimum fits its devices");
+            for ((t, i), d) in owners.into_iter().zip(got) {
+                ids[t][n][i].insert(inst.resources[r].clone(), d);
+            }
+        }
+    }
+    let mut placements = Vec::new();
+    let mut unplaced = Vec::new();
+    for (gi, &g) in pending.iter().enumerate() {
+        let grp = &inst.groups[g];
+        if best.new_pods[gi] <= 0 {
+            unplaced.push(Unplaced { pod_group: grp.name.clone(), reason: "reference".into() });
+            continue;
+        }
+        let mut pods = Vec::new();
+        for &t in &grp.tasks {
+            for n in 0..nn {
+                for i in 0..best.task_node[t][n] as usize {
+                    pods.push(PlacedPod {
+                        task: inst.tasks[t].name.clone(),
+                        node: inst.nodes[n].name.clone(),
+                        device_ids: ids[t][n][i].clone(),
+                    });
+                }
+            }
+        }
+        let mut domains = BTreeMap::new();
+        if let Some(l) = grp.required {
+            let n = grp.tasks.iter().flat_map(|&t| (0..nn).filter(move |&n| best.task_node[t][n] > 0)).next().unwrap();
+            domains.insert(inst.levels[l].clone(), inst.domain_of(n, l).unwrap().to_string());
+        }
+        placements.push(Placement { pod_group: grp.name.clone(), domains, pods });
+    }
+    let mut evictions = Vec::new();
+    for (p, pod) in inst.pods.iter().enumerate() {
+        if !best.evicted[p] {
+            continue;
+        }
+        // The unit's victims (PodGroup mode) are named after the preemptor of any member.
+        let unit: Vec<usize> = match pod.group {
+            Some(g) if inst.groups[g].disruption == DisruptionMode::PodGroup => inst.groups[g].bound.clone(),
+            _ => vec![p],
+        };
+        let top = unit.iter().map(|&m| inst.pods[m].priority).max().unwrap();
+        let preemptor = pending
+            .iter()
+            .enumerate()
+            .filter(|&(gi, &g)| {
+                best.new_pods[gi] > 0
+                    && !inst.groups[g].preempt_never
+                    && inst.groups[g].priority > top
+                    && unit.iter().any(|&m| inst.groups[g].tasks.iter().any(|&t| best.task_node[t][inst.pods[m].node] > 0))
+            })
+            .max_by_key(|&(_, &g)| inst.groups[g].priority)
+            .map(|(_, &g)| inst.groups[g].name.clone())
+            .unwrap_or_default();
+        evictions.push(Eviction { pod: pod.name.clone(), preemptor });
+    }
+    tessera::Decision {
+        status: tessera::Status::Optimal,
+        objective: Objective::default(),
+        gap: 0.0,
+        placements,
+        unplaced,
+        evictions,
+        stats: Default::default(),
     }
 }

@@ -1,0 +1,371 @@
+//! The `tessera` command line, run as a built binary: exit codes (0 ok, 1 invalid decision
+//! in `check`, 2 input or usage error), output formats, `--out` atomicity, and the
+//! messages that name what is wrong.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tessera::decision::{Decision, PlacedRow, Status};
+use tessera::Instance;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tessera");
+
+fn instance(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("instances").join(name)
+}
+
+fn tessera(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("the tessera binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally, not by a signal")
+}
+
+/// A fresh scratch directory per test (no tempfile crate).
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tessera-cli-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn parse_decision(text: &str) -> Decision {
+    tessera::spec::from_text(text).unwrap_or_else(|e| panic!("decision does not parse back: {e}\n{text}"))
+}
+
+/// quickstart.yaml's hand-computed objective (see tests/instances.rs for the arithmetic):
+/// [1000: 2/2, 100: 1/2], no evictions, extraPods 8.
+fn assert_quickstart_objective(d: &Decision) {
+    let want = vec![
+        PlacedRow { priority: 1000, placed: 2, pending: 2 },
+        PlacedRow { priority: 100, placed: 1, pending: 2 },
+    ];
+    assert_eq!(d.objective.placed_by_priority, want);
+    assert!(d.objective.evicted_by_priority.is_empty());
+    assert_eq!(d.objective.extra_pods, 8);
+}
+
+/// Two nodes (big: 8 cpu, small: 2 cpu) and one 4-cpu pod: it can only go on `big`.
+const SMALL: &str = r#"
+nodes:
+  - {name: big, allocatable: {cpu: "8"}}
+  - {name: small, allocatable: {cpu: "2"}}
+podGroups:
+  - name: job
+    tasks: [{name: w, count: 1, requests: {cpu: "4"}}]
+"#;
+
+// ---------------------------------------------------------------------------------------
+// solve
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn solve_quickstart_yaml() {
+    let q = instance("quickstart.yaml");
+    let o = tessera(&["solve", s(&q)]);
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    let d = parse_decision(&stdout(&o));
+    assert_eq!(d.status, Status::Optimal);
+    assert_quickstart_objective(&d);
+    let inst = Instance::from_text(&std::fs::read_to_string(&q).unwrap()).unwrap();
+    let report = tessera::check::check(&inst, &d);
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+}
+
+#[test]
+fn solve_json_output_is_the_same_decision() {
+    let q = instance("quickstart.yaml");
+    let yaml = tessera(&["solve", s(&q)]);
+    let json = tessera(&["solve", s(&q), "--output", "json"]);
+    assert_eq!(code(&json), 0, "stderr: {}", stderr(&json));
+    let text = stdout(&json);
+    assert!(text.trim_start().starts_with('{'), "not JSON: {text}");
+    let dj: Decision = serde_json::from_str(&text).unwrap_or_else(|e| panic!("JSON does not parse: {e}\n{text}"));
+    assert_eq!(dj.status, Status::Optimal);
+    assert_quickstart_objective(&dj);
+    let dy = parse_decision(&stdout(&yaml));
+    assert_eq!(dj.without_timings(), dy.without_timings(), "YAML and JSON outputs carry different decisions");
+}
+
+#[test]
+fn solve_out_writes_the_file() {
+    let dir = scratch("out");
+    let out = dir.join("decision.yaml");
+    let o = tessera(&["solve", s(&instance("hetero-fixed-order.yaml")), "--out", s(&out)]);
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    assert!(stdout(&o).trim().is_empty(), "with --out nothing goes to stdout: {}", stdout(&o));
+    let d = parse_decision(&std::fs::read_to_string(&out).expect("--out file written"));
+    assert_eq!(d.status, Status::Optimal);
+    // Hand: large (8 cpu) only fits big-node, small then only small-node.
+    let pods = &d.placements[0].pods;
+    assert!(pods.iter().any(|p| p.task == "large" && p.node == "big-node"));
+    assert!(pods.iter().any(|p| p.task == "small" && p.node == "small-node"));
+    // Only the decision is left behind (no temporary file).
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn solve_reads_standard_input() {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(["solve", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(SMALL.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    let d = parse_decision(&stdout(&o));
+    assert_eq!(d.placements.len(), 1);
+    assert_eq!(d.placements[0].pods[0].node, "big");
+}
+
+#[test]
+fn bad_quantity_exits_2_names_the_path_and_writes_no_file() {
+    let dir = scratch("badq");
+    let bad = write(
+        &dir,
+        "bad.yaml",
+        "nodes:\n  - {name: n1, allocatable: {cpu: \"4\", memory: 12Q}}\npodGroups:\n  - {name: g, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}\n",
+    );
+    let out = dir.join("decision.yaml");
+    let o = tessera(&["solve", s(&bad), "--out", s(&out)]);
+    assert_eq!(code(&o), 2, "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("nodes[0].allocatable.memory"), "stderr should name the path: {err}");
+    assert!(err.contains("12Q"), "stderr should quote the bad value: {err}");
+    assert!(!out.exists(), "--out must not be written on an input error");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "only the input file may remain: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_key_exits_2_naming_the_key() {
+    let dir = scratch("unknown-key");
+    let bad = write(&dir, "bad.yaml", "nodes:\n  - {name: n1, allocatable: {cpu: \"4\"}, colour: red}\n");
+    let o = tessera(&["solve", s(&bad)]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(err.contains("colour"), "stderr should name the key: {err}");
+    assert!(err.contains("nodes[0]"), "stderr should name the path: {err}");
+    assert!(stdout(&o).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_file_exits_2() {
+    let dir = scratch("missing");
+    let missing = dir.join("does-not-exist.yaml");
+    let o = tessera(&["solve", s(&missing)]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("does-not-exist.yaml"), "stderr should name the file: {}", stderr(&o));
+    let o = tessera(&["solve"]);
+    assert_eq!(code(&o), 2, "no instance at all is a usage error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn list_solvers() {
+    let o = tessera(&["solve", "--list-solvers"]);
+    assert_eq!(code(&o), 0);
+    let names: Vec<String> = stdout(&o).lines().filter_map(|l| l.split_whitespace().next().map(String::from)).collect();
+    assert!(names.contains(&"exact".to_string()), "{names:?}");
+    assert!(names.contains(&"ffd".to_string()), "{names:?}");
+}
+
+#[test]
+fn solve_with_ffd() {
+    let q = instance("gang-all-or-nothing.yaml");
+    let o = tessera(&["solve", s(&q), "--solver", "ffd"]);
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    let d = parse_decision(&stdout(&o));
+    let inst = Instance::from_text(&std::fs::read_to_string(&q).unwrap()).unwrap();
+    assert!(tessera::check::check(&inst, &d).violations.is_empty());
+}
+
+#[test]
+fn bad_time_limit_exits_2() {
+    let o = tessera(&["solve", s(&instance("quickstart.yaml")), "--time-limit", "bogus"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--time-limit"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    // A good one is accepted.
+    let o = tessera(&["solve", s(&instance("hetero-fixed-order.yaml")), "--time-limit", "5s"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn bad_gap_exits_2() {
+    let o = tessera(&["solve", s(&instance("hetero-fixed-order.yaml")), "--gap", "2"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--gap"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_solver_exits_2() {
+    let o = tessera(&["solve", s(&instance("quickstart.yaml")), "--solver", "simulated-annealing"]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(err.contains("simulated-annealing"), "{err}");
+    assert!(err.contains("exact"), "should list the available solvers: {err}");
+    assert!(stdout(&o).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn check_accepts_the_solvers_own_decision() {
+    let dir = scratch("check-ok");
+    let q = instance("quickstart.yaml");
+    let out = dir.join("d.yaml");
+    assert_eq!(code(&tessera(&["solve", s(&q), "--out", s(&out)])), 0);
+    let o = tessera(&["check", s(&q), s(&out)]);
+    assert_eq!(code(&o), 0, "stdout: {}\nstderr: {}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.lines().any(|l| l.trim() == "VALID"), "{text}");
+    assert!(!text.contains("INVALID"), "{text}");
+    // The objective, as computed by hand: [1000: 2/2, 100: 1/2], extra pods 8.
+    assert!(text.contains("1000: 2/2"), "{text}");
+    assert!(text.contains("100: 1/2"), "{text}");
+    assert!(text.contains("extra pods: 8"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_accepts_a_json_decision() {
+    let dir = scratch("check-json");
+    let q = instance("selectors-taints.yaml");
+    let out = dir.join("d.json");
+    assert_eq!(code(&tessera(&["solve", s(&q), "--output", "json", "--out", s(&out)])), 0);
+    let o = tessera(&["check", s(&q), s(&out)]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Solves SMALL, then corrupts the decision with `corrupt`; `check` must exit 1 and print
+/// every `fragment`.
+fn check_corrupted(test: &str, corrupt: fn(&mut Decision), fragments: &[&str]) {
+    let dir = scratch(test);
+    let inst = write(&dir, "inst.yaml", SMALL);
+    let o = tessera(&["solve", s(&inst)]);
+    assert_eq!(code(&o), 0);
+    let mut d = parse_decision(&stdout(&o));
+    // Hand: the 4-cpu pod only fits `big`.
+    assert_eq!(d.placements[0].pods[0].node, "big");
+    corrupt(&mut d);
+    let bad = write(&dir, "bad.yaml", &d.to_yaml());
+    let o = tessera(&["check", s(&inst), s(&bad)]);
+    assert_eq!(code(&o), 1, "stdout: {}\nstderr: {}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("INVALID"), "{text}");
+    for f in fragments {
+        assert!(text.contains(f), "check output should contain {f:?}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_rejects_a_pod_moved_to_a_too_small_node() {
+    // 4 cpu on `small` (2 cpu): rule 1, capacity.
+    check_corrupted("check-move", |d| d.placements[0].pods[0].node = "small".into(), &["rule 1", "small", "cpu"]);
+}
+
+#[test]
+fn check_rejects_a_misreported_objective() {
+    check_corrupted("check-objective", |d| d.objective.extra_pods = 3, &["rule 0", "extraPods"]);
+}
+
+#[test]
+fn check_rejects_a_dropped_group() {
+    // The placed group is removed but its objective row still says placed: 1.
+    check_corrupted("check-dropped", |d| d.placements.clear(), &["job"]);
+}
+
+#[test]
+fn check_bad_decision_file_exits_2() {
+    let dir = scratch("check-garbage");
+    let inst = write(&dir, "inst.yaml", SMALL);
+    let bad = write(&dir, "bad.yaml", "status: Optimal\nplacements: 7\n");
+    let o = tessera(&["check", s(&inst), s(&bad)]);
+    assert_eq!(code(&o), 2, "stdout: {}", stdout(&o));
+    assert!(stderr(&o).contains("bad.yaml"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// generate, export-lp
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn generate_is_deterministic_per_seed() {
+    let a = tessera(&["generate", "--class", "tiny", "--seed", "7"]);
+    let b = tessera(&["generate", "--class", "tiny", "--seed", "7"]);
+    let c = tessera(&["generate", "--class", "tiny", "--seed", "8"]);
+    assert_eq!(code(&a), 0, "{}", stderr(&a));
+    assert_eq!(code(&c), 0, "{}", stderr(&c));
+    assert!(!stdout(&a).is_empty());
+    assert_eq!(stdout(&a), stdout(&b), "same seed, different output");
+    assert_ne!(stdout(&a), stdout(&c), "different seeds, same output");
+    // The output is a valid instance that the exact solver handles.
+    let inst = Instance::from_text(&stdout(&a)).unwrap_or_else(|e| panic!("generated instance is invalid: {e}"));
+    let d = tessera::solvers::by_name("exact").unwrap().solve(&inst, &Default::default());
+    assert!(tessera::check::check(&inst, &d).violations.is_empty());
+}
+
+#[test]
+fn generate_list_and_unknown_class() {
+    let o = tessera(&["generate", "--list"]);
+    assert_eq!(code(&o), 0);
+    let names: Vec<String> = stdout(&o).lines().filter_map(|l| l.split_whitespace().next().map(String::from)).collect();
+    assert!(names.contains(&"tiny".to_string()), "{names:?}");
+    let o = tessera(&["generate", "--class", "no-such-class"]);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn export_lp_prints_an_lp() {
+    let o = tessera(&["export-lp", s(&instance("hetero-fixed-order.yaml"))]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.lines().any(|l| l.trim() == "Maximize"), "{text}");
+    assert!(text.lines().any(|l| l.trim() == "Subject To"), "{text}");
+    assert!(text.lines().any(|l| l.trim() == "End"), "{text}");
+    let maxi = text.find("Maximize").unwrap();
+    let st = text.find("Subject To").unwrap();
+    assert!(maxi < st, "objective before constraints");
+}
+
+#[test]
+fn export_lp_bad_input_exits_2() {
+    let dir = scratch("lp-bad");
+    let bad = write(&dir, "bad.yaml", "nodes:\n  - {name: n1, allocatable: {memory: 12Q}}\n");
+    let o = tessera(&["export-lp", s(&bad)]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("nodes[0].allocatable.memory"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
