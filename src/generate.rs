@@ -1419,7 +1419,7 @@ fn gen_preempt(rng: &mut Rng, n: usize, groups: (i64, i64)) -> InstanceDoc {
     let free_cpu: i64 = (0..n).map(|i| b.nodes[i].free().cpu).sum();
     let held_gpu = gpu_cap - free_gpu;
     let held_cpu: i64 = (0..n).map(|i| b.nodes[i].used.cpu).sum();
-    let share = rng.range(20, 45);
+    let share = rng.range(35, 65);
     let gpu_demand = free_gpu + held_gpu * share / 100;
     let cpu_demand = free_cpu + held_cpu * share / 100;
 

@@ -501,8 +501,8 @@ pods:
 }
 
 /// A whole-device request needs completely free devices.
-/// n1: 3 GPUs; slivers of 100m hold devices 0 and 1. Free share 900 + 900 + 1000 = 2800m
-/// >= 2000m, but only device 2 is completely free: two-gpus (2 whole) cannot be placed;
+/// n1: 3 GPUs; slivers of 100m hold devices 0 and 1. Free share 900 + 900 + 1000 = 2800m,
+/// at least the 2000m asked, but only device 2 is completely free: two-gpus (2 whole) cannot be placed;
 /// one-gpu (1 whole) must take device 2. Objective: [0: 1/2], extraPods 0.
 #[test]
 fn whole_device_requests_need_completely_free_devices() {

@@ -684,7 +684,7 @@ pods:
   - {name: p1, node: n0, requests: {cpu: 250m}}
   - {name: p2, node: n0, requests: {cpu: "1"}}
 "#;
-    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1)], 0 + 1), &[(0, 1)]));
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1)], 1), &[(0, 1)]));
 
     // Which victim matters: n0 (4 cpu) and n1 (2 cpu) are full of prio-0 pods. hi (1 cpu)
     // evicts one pod; choosing p0 (2 cpu, still needed by hi: 2 + 1 + 1 + 1 > 4) leaves

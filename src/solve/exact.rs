@@ -130,6 +130,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
 }
 
 fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, deadline: Instant, rel_gap: f64) {
+    let started = Instant::now();
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
     let tiers = model.tiers();
@@ -204,8 +205,16 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             }
         }
         first_tier_of_exact_seen = true;
+        // Term 4 is a tie-break: it may not hold the answer back for long once terms
+        // 1-3 are settled (a quarter of the time spent so far, at least 200 ms).
+        let tier_deadline = if tier.exact {
+            deadline
+        } else {
+            let spent = Instant::now().saturating_duration_since(started);
+            deadline.min(Instant::now() + (spent / 4).max(std::time::Duration::from_millis(200)))
+        };
         let params = MipParams {
-            deadline,
+            deadline: tier_deadline,
             rel_gap: if tier.exact { rel_gap } else { 1e-3 },
             // Objectives are integer-valued: a bound within 1 of the incumbent proves it.
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
