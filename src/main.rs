@@ -18,6 +18,12 @@ enum Format {
     Json,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum Suite {
+    Flat,
+    Preemption,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Decide one cycle: place pending pod groups (exact by default).
@@ -68,11 +74,16 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Benchmark the exact solver against first-fit decreasing on generated classes.
+    /// Benchmark the exact solver on generated classes: against first-fit decreasing
+    /// (`--suite flat`) or against Kubernetes-style workload preemption (`--suite preemption`).
     Bench {
-        /// Comma-separated classes.
-        #[arg(long, default_value = "flat-64,flat-256,flat-1024")]
-        classes: String,
+        /// Which benchmark: flat (exact vs ffd) or preemption (exact vs k8s-preempt).
+        #[arg(long, value_enum, default_value = "flat")]
+        suite: Suite,
+        /// Comma-separated classes (default: flat-64,flat-256,flat-1024 for flat;
+        /// preempt-256,preempt-1024 for preemption).
+        #[arg(long)]
+        classes: Option<String>,
         /// Instances per class.
         #[arg(long, default_value_t = 5)]
         seeds: u64,
@@ -178,10 +189,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             write_out(out.as_deref(), &tessera::solve::export_lp(&inst))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { classes, seeds, time_limit } => {
+        Command::Bench { suite, classes, seeds, time_limit } => {
             let limit = model::parse_duration(&time_limit).map_err(|e| format!("--time-limit: {e}"))?;
+            let classes = classes.unwrap_or_else(|| {
+                match suite {
+                    Suite::Flat => "flat-64,flat-256,flat-1024",
+                    Suite::Preemption => "preempt-256,preempt-1024",
+                }
+                .to_string()
+            });
             let classes: Vec<String> = classes.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-            let report = tessera::bench::run(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?;
+            let report = match suite {
+                Suite::Flat => tessera::bench::run(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+                Suite::Preemption => tessera::bench::run_preemption(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+            };
             print!("{report}");
             Ok(ExitCode::SUCCESS)
         }

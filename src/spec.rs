@@ -296,13 +296,26 @@ pub fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, InputE
         return Err(InputError::new("", format!("nesting deeper than {MAX_NESTING} levels")));
     }
     let trimmed = text.trim_start();
-    // JSON when it parses as JSON at all; a YAML flow mapping also starts with '{'.
-    if trimmed.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+    let json = |text: &str| -> Result<T, InputError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let value = serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))?;
         de.end().map_err(|e| InputError::new("", format!("invalid JSON: {e}")))?;
         Ok(value)
-    } else {
+    };
+    // JSON when it is JSON; a YAML flow mapping also starts with '{', so text that is
+    // not even JSON syntax gets a YAML reading, and the JSON error if that fails too.
+    if trimmed.starts_with('{') {
+        if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+            return json(text);
+        }
+        let json_err = json(text).err();
+        return from_yaml(text).map_err(|yaml_err| json_err.unwrap_or(yaml_err));
+    }
+    from_yaml(text)
+}
+
+fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, InputError> {
+    {
         let mut docs = serde_yaml_ng::Deserializer::from_str(text);
         let first = match docs.next() {
             Some(d) => d,

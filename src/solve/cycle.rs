@@ -283,13 +283,15 @@ impl<'a> Cycle<'a> {
             .filter(move |&u| !grp.preempt_never && self.victims[u].priority < grp.priority && self.victims[u].pending_group != Some(g))
     }
 
-    /// Capacity of node `n` for group `g` if it evicted everything it may there:
-    /// (free per resource, free milli per device per shared resource).
-    pub fn reachable(&self, g: GroupId, n: NodeId) -> (Vec<i64>, Vec<Vec<i64>>) {
+    /// Capacity of node `n` with every victim unit there evicted: (free per resource,
+    /// free milli per device per shared resource). Not only what `g` may evict itself:
+    /// capacity another placed preemptor frees is usable by any group (rule 6 asks
+    /// that each eviction is attributed and needed, not who uses the room).
+    pub fn reachable(&self, _g: GroupId, n: NodeId) -> (Vec<i64>, Vec<Vec<i64>>) {
         let inst = self.inst;
         let mut free = self.nodes[n].free.clone();
         let mut devices = self.nodes[n].devices.clone();
-        for u in self.evictable_by(g, n) {
+        for u in self.victims_on[n].iter().copied() {
             for &p in &self.victims[u].pods {
                 let pod = &inst.pods[p];
                 if pod.node != n {

@@ -174,7 +174,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         // The first tier is term 1 alone and the incumbent already meets the bound:
         // proven without touching the full model.
         let only_term1 = tier.names.iter().all(|n| n.starts_with("placed@"));
-        if only_term1 && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5) && t1_magnitude <= super::milp::EXACT_MAGNITUDE {
+        if only_term1 && incumbent.is_some() && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5) && t1_magnitude <= super::milp::EXACT_MAGNITUDE {
             let val = tier_value(&tier.coefs, incumbent.as_ref().unwrap());
             mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
             let mut p = progress.lock().unwrap();
@@ -221,7 +221,8 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             live: Some(Arc::clone(&live)),
         };
         let res = highs::solve(&mip, incumbent.as_deref(), &params);
-        let verified = model.verified(&res.values);
+        // Checked against the rows that hold earlier tiers too.
+        let verified = super::milp::verify_rows(&mip, &res.values);
         let verified_ok = verified.is_some();
         let improved = match (&verified, &incumbent) {
             (Some(v), Some(old)) => tier_value(&tier.coefs, v) >= tier_value(&tier.coefs, old) - 1e-6,
@@ -263,7 +264,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             proven = false;
             if let Some(val) = value {
                 // No bound from HiGHS (stopped before its first LP): nothing proven.
-                if res.dual_bound.is_finite() && res.dual_bound != 0.0 {
+                if res.dual_bound.is_finite() {
                     gap = relative_gap(res.dual_bound, val);
                 } else {
                     gap = if only_term1 { relax_gap(&incumbent).unwrap_or(1.0) } else { 1.0 };

@@ -51,7 +51,41 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
             }
         }
     }
+    // 0. Minimums no cycle can meet.
+    if grp.policy == Policy::Gang {
+        let most = inst.max_new_pods(g) + grp.bound.len() as i64;
+        if grp.min_count > most {
+            return format!(
+                "group minCount {} exceeds its {} pending and {} running pods: it cannot start until more pods exist",
+                grp.min_count,
+                inst.max_new_pods(g),
+                grp.bound.len()
+            );
+        }
+    }
     let tasks = needed_tasks(inst, g);
+    // 0b. Required topology: some domain must have room for every needed task at all.
+    if let (Some(l), None) = (grp.required, &cycle.pinned[g]) {
+        let doms_of = |t: TaskId| -> std::collections::BTreeSet<usize> { cycle.eligible[t].iter().filter_map(|&n| cycle.domain_of[l][n]).collect() };
+        let mut common: Option<std::collections::BTreeSet<usize>> = None;
+        for &t in &tasks {
+            let d = doms_of(t);
+            common = Some(match common {
+                None => d,
+                Some(c) => c.intersection(&d).copied().collect(),
+            });
+        }
+        if common.is_some_and(|c| c.is_empty()) && tasks.iter().all(|&t| !cycle.eligible[t].is_empty()) {
+            let per: Vec<String> = tasks
+                .iter()
+                .map(|&t| {
+                    let names: Vec<&str> = doms_of(t).iter().take(3).map(|&d| cycle.domain_names[l][d].as_str()).collect();
+                    format!("task {}: {}", inst.tasks[t].name, names.join(", "))
+                })
+                .collect();
+            return format!("no single {} has nodes for every task ({})", inst.levels[l], per.join("; "));
+        }
+    }
     // 1. Filters.
     for &t in &tasks {
         let task = &inst.tasks[t];

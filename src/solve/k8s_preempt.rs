@@ -62,14 +62,16 @@ impl Solver for K8sPreemption {
         let cycle = Cycle::new(inst);
         let run = preempt_in_order(&cycle);
         let mut d = assemble(&cycle, &run.assignment, Status::Feasible, f64::NAN);
-        // The generic explanation of a heuristic's unplaced group speaks of a time budget;
-        // say what this algorithm actually did.
+        // The generic explanation of a heuristic's unplaced group speaks of a time budget:
+        // say what this algorithm actually did instead; a specific one gets it appended.
         for u in d.unplaced.iter_mut() {
             let Some(g) = inst.group_id(&u.pod_group) else { continue };
             if let Some(note) = run.notes.get(&g) {
-                if u.reason.starts_with("no placement found within the time budget") || run.blocked.contains_key(&g) {
-                    u.reason = note.clone();
-                }
+                u.reason = if u.reason.starts_with("no placement found within the time budget") || run.blocked.contains_key(&g) {
+                    note.clone()
+                } else {
+                    format!("{} ({note})", u.reason)
+                };
             }
         }
         d.stats.insert("solver".into(), "k8s-preempt".into());

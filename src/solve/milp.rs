@@ -292,7 +292,7 @@ impl CycleModel {
                     for &(t, _) in &frac {
                         let q = inst.tasks[t].requests[r];
                         if q <= reach {
-                            let zc = mip.add_col(0.0, (reach / q).min(inst.tasks[t].count) as f64, true, format!("z[{},{},{}]", inst.tasks[t].name, inst.nodes[n].name, d));
+                            let zc = mip.add_col(0.0, (reach / q).min(inst.tasks[t].count) as f64, true, format!("z[{}/{},{},{}]", inst.groups[inst.tasks[t].group].name, inst.tasks[t].name, inst.nodes[n].name, d));
                             block.z.push((t, d, zc));
                             per_task.entry(t).or_default().push((zc, -1.0));
                             row.push((zc, q as f64));
@@ -649,6 +649,12 @@ pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
     }
+    for (entries, cap) in &mip.exact_rows {
+        let s: i128 = entries.iter().map(|&(c, q)| q as i128 * r[c] as i128).sum();
+        if s > *cap as i128 {
+            return None;
+        }
+    }
     Some(r)
 }
 
@@ -697,6 +703,9 @@ fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
             en.1 /= f;
         }
         rhs /= f;
+        // Scaled, a one-byte overflow hides inside the solver's tolerance: keep the
+        // integer row too, and check every solution against it exactly.
+        mip.exact_rows.push((e.iter().map(|&(c, q)| (c, q / g)).collect(), cap.div_euclid(g)));
     }
     mip.add_row(-INF, rhs, entries);
 }

@@ -292,7 +292,7 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
     assert!(cands.len() <= 12, "too many possible victims for brute force");
     let mut best: Option<Best> = None;
     let mut leaves = 0;
-    let mut levels = Vec::new();
+    let levels = levels_of(inst);
     for mask in 0u32..(1u32 << cands.len()) {
         let mut evicted = vec![false; inst.pods.len()];
         for (i, &p) in cands.iter().enumerate() {
@@ -331,7 +331,7 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
         let mut s = Search {
             inst,
             pods_r: inst.resources.iter().position(|r| r == PODS),
-            levels: levels_of(inst),
+            levels: levels.clone(),
             vlevels: victim_levels_of(inst),
             new_pods: vec![-1; pending.len()],
             pending: pending.clone(),
@@ -349,9 +349,7 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
         s.group(0);
         leaves += s.leaves;
         best = s.best.take();
-        levels = s.levels.clone();
     }
-    let levels = if levels.is_empty() { levels_of(inst) } else { levels };
     let vlevels = victim_levels_of(inst);
     let best = best.expect("the all-unplaced assignment without evictions is always valid");
     let (key, best_pods, best_evicted) = (best.key.clone(), best.new_pods.clone(), best.evicted.clone());
