@@ -470,7 +470,7 @@ fn check_needed(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v: 
             gets_new[n]
                 && (0..nres).any(|r| {
                     !inst.shared[r]
-                        && !(Some(r) == pods_rid && !node.limits_pods)
+                        && (Some(r) != pods_rid || node.limits_pods)
                         && a[r] > 0
                         && used[n][r] + a[r] > node.allocatable[r] as i128
                 })

@@ -519,7 +519,7 @@ fn small_instance(seed: u64) -> String {
         // Sometimes a member already runs, at a lower pod priority.
         if rng.pct(20) {
             let n = rng.range(0, n_nodes as i64 - 1) as usize;
-            if used[n].0 + 1000 <= cap[n].0 * 1000 && used[n].1 + 1 <= cap[n].1 {
+            if used[n].0 + 1000 <= cap[n].0 * 1000 && used[n].1 < cap[n].1 {
                 used[n].0 += 1000;
                 used[n].1 += 1;
                 let p = rng.pick(&levels);

@@ -55,10 +55,27 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let deadline = start + budget;
     let rel_gap = cfg.relative_gap(inst);
     let cycle = Cycle::new(inst);
-    let greedy_a = greedy::best_start(&cycle);
     let model = Arc::new(CycleModel::build(&cycle));
-    let warm = model.values_of(&cycle, &greedy_a);
-    let warm_ok = model.verified(&warm).is_some();
+    // Warm start: the best verified of the greedy variants (no evictions) and the
+    // Kubernetes-style preemption baseline (evictions, reprieved).
+    let mut greedy_a = greedy::best_start(&cycle);
+    let mut warm = model.values_of(&cycle, &greedy_a);
+    let mut warm_ok = model.verified(&warm).is_some();
+    let mut warm_from = "greedy";
+    if !cycle.victims.is_empty() {
+        let k8s = super::k8s_preempt::preempt_in_order(&cycle).assignment;
+        let kv = model.values_of(&cycle, &k8s);
+        if let Some(kv) = model.verified(&kv) {
+            let better = super::assemble::objective(inst, &cycle.victims, &k8s).compare(&super::assemble::objective(inst, &cycle.victims, &greedy_a))
+                == std::cmp::Ordering::Greater;
+            if !warm_ok || better {
+                greedy_a = k8s;
+                warm = kv;
+                warm_ok = true;
+                warm_from = "k8s-preempt";
+            }
+        }
+    }
     // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
     let progress = Arc::new(Mutex::new(Progress { values: if warm_ok { Some(warm.clone()) } else { None }, gap: 1.0, ..Default::default() }));
 
@@ -119,7 +136,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d.stats.insert("warmStartPlacedGroups".into(), greedy_a.pods.iter().filter(|p| !p.is_empty()).count().into());
     // A rejected warm start is a modelling bug (the greedy and the MILP disagree on a
     // rule): make it visible rather than silently solving cold.
-    d.stats.insert("warmStart".into(), if warm_ok { "accepted" } else { "rejected" }.into());
+    d.stats.insert("warmStart".into(), if warm_ok { format!("accepted ({warm_from})") } else { "rejected".to_string() }.into());
     if undone > 0 {
         d.stats.insert("unneededEvictionsUndone".into(), undone.into());
     }
@@ -148,7 +165,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         p.gap = relative_gap(ub, inc);
         p.term1_bound = Some(ub);
         drop(p);
-        if t1_magnitude <= super::milp::EXACT_MAGNITUDE {
+        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && std::env::var_os("TESSERA_NO_CUT").is_none() {
             mip.add_row(-highs::INF, ub + 0.5, t1_coefs.clone());
         }
     }

@@ -284,7 +284,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         set_opt_bool(h.0, "output_flag", std::env::var_os("TESSERA_HIGHS_LOG").is_some());
         set_opt_int(h.0, "threads", 1);
         set_opt_int(h.0, "random_seed", 0);
-        set_opt_str(h.0, "presolve", "on");
+        set_opt_str(h.0, "presolve", if std::env::var_os("TESSERA_PRESOLVE_OFF").is_some() { "off" } else { "on" });
         set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
         set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
         set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);

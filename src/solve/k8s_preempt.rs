@@ -84,8 +84,8 @@ impl Solver for K8sPreemption {
 }
 
 /// The outcome of one run, with what the decision's reasons and stats need.
-struct Run {
-    assignment: Assignment,
+pub(crate) struct Run {
+    pub(crate) assignment: Assignment,
     /// Per unplaced group: what happened to it, in words.
     notes: BTreeMap<GroupId, String>,
     /// Groups left out because a bound member was evicted: group -> the evicted member.
@@ -164,7 +164,7 @@ fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool
     true
 }
 
-fn preempt_in_order(cycle: &Cycle) -> Run {
+pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
     let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
     let mut a = Assignment::empty(inst);
@@ -178,7 +178,10 @@ fn preempt_in_order(cycle: &Cycle) -> Run {
             run.blocked.insert(g, m);
             run.notes.insert(
                 g,
-                format!("its bound member {} is evicted for a higher-priority group, so the group cannot be placed (rule 6)", inst.pods[m].name),
+                format!(
+                    "when its turn came, its bound member {} was evicted for a higher-priority group, so it could not be placed (rule 6)",
+                    inst.pods[m].name
+                ),
             );
             continue;
         }

@@ -430,7 +430,9 @@ impl CycleModel {
         let mut tiers: Vec<Vec<&Component>> = Vec::new();
         for c in &self.components {
             let fits = tiers.last().is_some_and(|t: &Vec<&Component>| {
-                t[0].exact == c.exact && {
+                // Only components of the same term share a tier: proving term 1 alone is
+                // quick, and mixing in term 3 made it hard (flat-256 measurements).
+                t[0].exact == c.exact && t[0].name.split('@').next() == c.name.split('@').next() && {
                     let mut trial = t.clone();
                     trial.push(c);
                     magnitude(&trial) <= std::env::var("TESSERA_MAG").ok().and_then(|v| v.parse().ok()).unwrap_or(EXACT_MAGNITUDE)
@@ -481,6 +483,11 @@ impl CycleModel {
                         }
                     }
                 }
+            }
+        }
+        for &u in &a.evicted {
+            if let Some(c) = self.e_col.get(u).copied().flatten() {
+                v[c] = 1.0;
             }
         }
         for &(t, d, c) in &self.slices {
@@ -614,20 +621,32 @@ impl CycleModel {
         self.drop_unneeded_evictions_in(cycle, &self.mip, v)
     }
 
-    /// The same against `mip` (the model with tier-fixing rows added).
+    /// The same against `mip` (the model with tier-fixing rows added). Each trial
+    /// rebuilds every column from the assignment, so device columns that only existed
+    /// for the undone eviction do not keep it in place.
     pub fn drop_unneeded_evictions_in(&self, cycle: &Cycle, mip: &Mip, v: &mut Vec<f64>) -> usize {
-        let mut order: Vec<usize> = (0..self.e_col.len()).filter(|&u| self.e_col[u].is_some_and(|c| v[c] > 0.5)).collect();
+        let mut a = self.assignment(cycle, v);
+        if a.evicted.is_empty() {
+            return 0;
+        }
+        let mut order = a.evicted.clone();
         order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+        let mut current = match verify_rows(mip, &self.values_of(cycle, &a)) {
+            Some(w) => w,
+            None => return 0,
+        };
         let mut undone = 0;
         for u in order {
-            let c = self.e_col[u].unwrap();
-            v[c] = 0.0;
-            if verify_rows(mip, v).is_some() {
-                undone += 1;
-            } else {
-                v[c] = 1.0;
+            a.evicted.retain(|&x| x != u);
+            match verify_rows(mip, &self.values_of(cycle, &a)) {
+                Some(w) => {
+                    current = w;
+                    undone += 1;
+                }
+                None => a.evicted.push(u),
             }
         }
+        *v = current;
         undone
     }
 }
