@@ -59,28 +59,8 @@ pub fn term1_bound(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Instant)
         let mut shares = vec![0i64; inst.resources.len()];
         let mut whole = vec![0i64; inst.resources.len()];
         for &n in nodes {
-            let mut f = cycle.nodes[n].free.clone();
-            let mut devs = cycle.nodes[n].devices.clone();
-            for &u in &cycle.victims_on[n] {
-                for &p in &cycle.victims[u].pods {
-                    let pod = &inst.pods[p];
-                    if pod.node != n {
-                        continue;
-                    }
-                    for r in 0..inst.resources.len() {
-                        if f[r] != UNLIMITED {
-                            f[r] += pod.requests[r];
-                        }
-                    }
-                    for (si, &r) in cycle.shared_ids.iter().enumerate() {
-                        if let Some(ids) = pod.devices.get(&r) {
-                            for &d in ids {
-                                devs[si][d] += if pod.requests[r] >= 1000 { 1000 } else { pod.requests[r] };
-                            }
-                        }
-                    }
-                }
-            }
+            // Every victim on the node evicted (what any preemptor could free).
+            let (f, devs) = cycle.reachable(n);
             for r in 0..inst.resources.len() {
                 if f[r] == UNLIMITED {
                     limited[r] = false;

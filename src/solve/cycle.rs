@@ -287,7 +287,7 @@ impl<'a> Cycle<'a> {
     /// free milli per device per shared resource). Not only what `g` may evict itself:
     /// capacity another placed preemptor frees is usable by any group (rule 6 asks
     /// that each eviction is attributed and needed, not who uses the room).
-    pub fn reachable(&self, _g: GroupId, n: NodeId) -> (Vec<i64>, Vec<Vec<i64>>) {
+    pub fn reachable(&self, n: NodeId) -> (Vec<i64>, Vec<Vec<i64>>) {
         let inst = self.inst;
         let mut free = self.nodes[n].free.clone();
         let mut devices = self.nodes[n].devices.clone();
@@ -322,7 +322,7 @@ impl<'a> Cycle<'a> {
         let (free, devices) = if self.victims_on[n].is_empty() {
             (std::borrow::Cow::Borrowed(&self.nodes[n].free), std::borrow::Cow::Borrowed(&self.nodes[n].devices))
         } else {
-            let (f, d) = self.reachable(task.group, n);
+            let (f, d) = self.reachable(n);
             (std::borrow::Cow::Owned(f), std::borrow::Cow::Owned(d))
         };
         let mut best = task.count;

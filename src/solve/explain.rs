@@ -115,10 +115,10 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
                 if q == 0 {
                     continue;
                 }
-                let best = passing.iter().map(|&n| free_for(cycle, g, n, r, q)).max().unwrap_or(0);
+                let best = passing.iter().map(|&n| free_for(cycle, n, r, q)).max().unwrap_or(0);
                 let best = if inst.shared[r] && q < 1000 {
                     // A share must fit in one device: report the largest single share.
-                    passing.iter().map(|&n| largest_share(cycle, g, n, r)).max().unwrap_or(0)
+                    passing.iter().map(|&n| largest_share(cycle, n, r)).max().unwrap_or(0)
                 } else {
                     best
                 };
@@ -175,7 +175,7 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
             let have: i64 = nodes
                 .into_iter()
                 .filter(|&n| dom.is_none_or(|d| cycle.domain_of[grp.required.unwrap()][n] == Some(d)))
-                .map(|n| free_for(cycle, g, n, r, 1).min(super::cycle::UNLIMITED / 1024))
+                .map(|n| free_for(cycle, n, r, 1).min(super::cycle::UNLIMITED / 1024))
                 .sum();
             if best.is_none_or(|b| have > b.0) {
                 best = Some((have, dom));
@@ -244,9 +244,9 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
 /// Free amount of resource `r` on node `n` usable by pods requesting `q` of it
 /// (shared devices: whole free devices for integral requests, largest share otherwise).
 /// (Evictions the group may make there included.)
-fn free_for(cycle: &Cycle, g: GroupId, n: NodeId, r: ResourceId, q: i64) -> i64 {
+fn free_for(cycle: &Cycle, n: NodeId, r: ResourceId, q: i64) -> i64 {
     let inst = cycle.inst;
-    let (free, devices) = cycle.reachable(g, n);
+    let (free, devices) = cycle.reachable(n);
     if inst.shared[r] {
         let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
         if q >= 1000 {
@@ -259,7 +259,7 @@ fn free_for(cycle: &Cycle, g: GroupId, n: NodeId, r: ResourceId, q: i64) -> i64 
     }
 }
 
-fn largest_share(cycle: &Cycle, g: GroupId, n: NodeId, r: ResourceId) -> i64 {
+fn largest_share(cycle: &Cycle, n: NodeId, r: ResourceId) -> i64 {
     let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
-    cycle.reachable(g, n).1[si].iter().copied().max().unwrap_or(0).max(0)
+    cycle.reachable(n).1[si].iter().copied().max().unwrap_or(0).max(0)
 }
