@@ -17,6 +17,7 @@ struct Row {
     exact_ms: Vec<f64>,
     ffd_ms: Vec<f64>,
     proven: usize,
+    term1_proven: usize,
     exact_placed: i64,
     ffd_placed: i64,
     exact_better: usize,
@@ -56,6 +57,7 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             exact_ms: vec![],
             ffd_ms: vec![],
             proven: 0,
+            term1_proven: 0,
             exact_placed: 0,
             ffd_placed: 0,
             exact_better: 0,
@@ -86,6 +88,9 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             } else {
                 row.gaps.push(de.gap);
             }
+            if term1_proven(&de) {
+                row.term1_proven += 1;
+            }
             row.exact_placed += placed(&de);
             row.ffd_placed += placed(&df);
             match de.objective.compare(&df.objective) {
@@ -108,19 +113,21 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
     }
     let mut out = String::new();
     out.push_str(&format!("budget per solve: {:?}\n\n", limit));
-    out.push_str("| class | nodes | pending groups (median) | exact median ms | proven optimal | ffd median ms | exact/ffd time | groups placed exact vs ffd | exact better / worse than ffd (terms 1-3) | max gap when not proven | invalid decisions |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| class | nodes | pending groups (median) | exact median ms | proven optimal (terms 1-3) | term 1 proven | ffd median ms | exact/ffd time | groups placed exact vs ffd | exact better / worse than ffd (terms 1-3) | max gap of the unfinished tier | invalid decisions |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in &rows {
         let n = r.exact_ms.len();
         let pend: Vec<f64> = r.pending.iter().map(|&p| p as f64).collect();
         let max_gap = r.gaps.iter().cloned().fold(f64::NAN, f64::max);
         out.push_str(&format!(
-            "| {} | {} | {:.0} | {:.0} | {}/{} | {:.1} | {:.0}x | {} vs {} | {} / {} | {} | {} |\n",
+            "| {} | {} | {:.0} | {:.0} | {}/{} | {}/{} | {:.1} | {:.0}x | {} vs {} | {} / {} | {} | {} |\n",
             r.class,
             r.nodes,
             median(&pend),
             median(&r.exact_ms),
             r.proven,
+            n,
+            r.term1_proven,
             n,
             median(&r.ffd_ms),
             median(&r.exact_ms) / median(&r.ffd_ms).max(1e-3),
@@ -290,4 +297,212 @@ pub fn run_preemption(classes: &[String], seeds: u64, limit: Duration, progress:
         ));
     }
     Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// The heuristics benchmark (`--suite gap`): every solver of the registry against exact on
+// generated classes; writes results.csv, summary.md and SVG plots into a directory.
+
+/// Classes of the gap suite with their default number of seeds (200 instances in all)
+/// and the default budget per solve.
+pub const GAP_CLASSES: &[(&str, u64)] = &[("tiny", 70), ("hetero-trap", 50), ("flat-64", 40), ("flat-256", 15), ("preempt-256", 25)];
+
+/// Default budget per solve for a class of the gap suite: 10 s for the small classes
+/// (never reached), 2 s for the big ones (exact may stop there with status Feasible).
+pub fn gap_default_limit(class: &str) -> Duration {
+    match class {
+        "tiny" | "hetero-trap" => Duration::from_secs(10),
+        _ => Duration::from_secs(2),
+    }
+}
+
+/// Settings of one run of the gap suite.
+#[derive(Clone, Debug)]
+pub struct GapSuite {
+    /// (class, seeds 1..=n).
+    pub classes: Vec<(String, u64)>,
+    /// Budget per solve for every class; `None`: [`gap_default_limit`].
+    pub time_limit: Option<Duration>,
+    /// Solver names; `None`: every solver of the registry.
+    pub solvers: Option<Vec<String>>,
+    /// The command line that ran it (written into summary.md).
+    pub command: String,
+}
+
+/// What the gap suite produced.
+pub struct GapResult {
+    pub rows: Vec<(String, u64, Duration, crate::compare::Row)>,
+    /// The markdown written to summary.md.
+    pub summary_md: String,
+    /// Rows whose decision fails `check`.
+    pub invalid: usize,
+}
+
+/// Flat classes measure placement only: preemption off.
+fn placement_only(class: &str) -> bool {
+    class.starts_with("flat-") || class.starts_with("rack-")
+}
+
+/// Runs the gap suite and writes `results.csv`, `summary.md`, `gap-distribution.svg` and
+/// `time-vs-nodes.svg` into `out`. `progress(done, total, line)` is called after every
+/// solve (the line names instance and solver, and says INVALID for a failing decision).
+pub fn run_gap(suite: &GapSuite, out: &std::path::Path, progress: &mut dyn FnMut(usize, usize, String)) -> Result<GapResult, String> {
+    use crate::compare::{self, Row};
+    let solver_list: Vec<Box<dyn crate::solve::Solver>> = match &suite.solvers {
+        None => solvers::all(),
+        Some(names) => names
+            .iter()
+            .map(|n| solvers::by_name(n).ok_or_else(|| format!("unknown solver {n:?} (available: {})", solver_names().join(", "))))
+            .collect::<Result<_, _>>()?,
+    };
+    if solver_list.is_empty() {
+        return Err("no solvers".into());
+    }
+    for (class, _) in &suite.classes {
+        if generate::describe(class).is_none() {
+            return Err(format!("unknown instance class {class:?} (classes: {})", generate::classes().join(", ")));
+        }
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let started = std::time::Instant::now();
+    let total: usize = suite.classes.iter().map(|(_, s)| *s as usize).sum::<usize>() * solver_list.len();
+    let mut done = 0;
+    let mut rows: Vec<(String, u64, Duration, Row)> = Vec::new();
+    for (class, seeds) in &suite.classes {
+        let limit = suite.time_limit.unwrap_or_else(|| gap_default_limit(class));
+        let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+        for seed in 1..=*seeds {
+            let mut doc = generate::generate(class, seed)?;
+            if placement_only(class) {
+                doc.options.get_or_insert_with(Default::default).preemption = Some(false);
+            }
+            let name = format!("{class}/{seed}");
+            let inst = Instance::from_doc(&doc).map_err(|e| format!("{name}: {e}"))?;
+            let one = [(name, inst)];
+            let report = compare::compare(&one, &solver_list, &cfg, &mut |_, _, r: &Row| {
+                done += 1;
+                let line = if r.valid {
+                    format!("{} {}: {:?} placed {} in {:.1} ms", r.instance, r.solver, r.status, r.placed, r.millis)
+                } else {
+                    format!("{} {}: INVALID decision: {}", r.instance, r.solver, r.violations.join("; "))
+                };
+                progress(done, total, line);
+            });
+            rows.extend(report.rows.into_iter().map(|r| (class.clone(), seed, limit, r)));
+        }
+    }
+
+    // results.csv
+    let mut csv = compare::csv_record(&["class", "seed", "time_limit_ms"]) + ",";
+    csv.push_str(&compare::csv_record(compare::CSV_HEADER));
+    csv.push('\n');
+    for (class, seed, limit, r) in &rows {
+        let mut f = vec![class.clone(), seed.to_string(), limit.as_millis().to_string()];
+        f.extend(compare::csv_fields(r));
+        csv.push_str(&compare::csv_record(&f));
+        csv.push('\n');
+    }
+    write_file(&out.join("results.csv"), &csv)?;
+
+    // Plots.
+    let names: Vec<String> = solver_list.iter().map(|s| s.name().to_string()).collect();
+    let gaps: Vec<(String, Vec<f64>)> = names
+        .iter()
+        .filter(|n| n.as_str() != "exact")
+        .map(|n| (n.clone(), rows.iter().filter(|(_, _, _, r)| &r.solver == n).filter_map(|(_, _, _, r)| r.placed_gap).collect()))
+        .collect();
+    let n_instances = rows.len() / solver_list.len();
+    crate::plot::gap_distribution(
+        &out.join("gap-distribution.svg"),
+        &format!("Placed-groups gap to exact per heuristic ({n_instances} instances)"),
+        &gaps,
+    )?;
+    let times: Vec<(String, Vec<(f64, f64)>)> = names
+        .iter()
+        .map(|n| (n.clone(), rows.iter().filter(|(_, _, _, r)| &r.solver == n).map(|(_, _, _, r)| (r.nodes as f64, r.millis)).collect()))
+        .collect();
+    crate::plot::time_vs_nodes(&out.join("time-vs-nodes.svg"), "Solve time versus cluster size", &times)?;
+
+    // summary.md
+    let all_rows: Vec<Row> = rows.iter().map(|(_, _, _, r)| r.clone()).collect();
+    let invalid = all_rows.iter().filter(|r| !r.valid).count();
+    let mut md = String::from("# Heuristics versus exact: the gap benchmark\n\n");
+    md.push_str(&format!("Made by:\n\n```\n{}\n```\n\n", suite.command));
+    md.push_str(&format!(
+        "{n_instances} generated instances, {} solvers ({}), one solve at a time on one machine ({} hardware threads); \
+every decision validated with `tessera check`. Flat classes run with `options.preemption: false` (placement only). \
+The budget per solve applies to every solver; only exact ever reaches it (it then returns its best decision with status Feasible, \
+and the comparison is against that decision). Total run time: {:.0} s.\n\n",
+        names.len(),
+        names.join(", "),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        started.elapsed().as_secs_f64()
+    ));
+    md.push_str("| class | instances (seeds 1..n) | nodes | pending groups | budget per solve | exact proven optimal |\n|---|---|---|---|---|---|\n");
+    for (class, seeds) in &suite.classes {
+        let rs: Vec<&Row> = all_rows.iter().filter(|r| r.instance.starts_with(&format!("{class}/"))).collect();
+        let ex: Vec<&&Row> = rs.iter().filter(|r| r.solver == "exact").collect();
+        let nodes = minmax(rs.iter().map(|r| r.nodes));
+        let pend = minmax(rs.iter().map(|r| r.pending_groups));
+        let limit = suite.time_limit.unwrap_or_else(|| gap_default_limit(class));
+        md.push_str(&format!(
+            "| {class}{} | {seeds} | {nodes} | {pend} | {:?} | {} |\n",
+            if placement_only(class) { " (no preemption)" } else { "" },
+            limit,
+            if ex.is_empty() { "-".to_string() } else { format!("{}/{}", ex.iter().filter(|r| r.status == Status::Optimal).count(), ex.len()) }
+        ));
+    }
+    if invalid > 0 {
+        md.push_str(&format!("\n**!! {invalid} decision(s) FAIL `tessera check`:**\n\n"));
+        for r in all_rows.iter().filter(|r| !r.valid) {
+            md.push_str(&format!("- `{}` / `{}`: {}\n", r.instance, r.solver, r.violations.join("; ").replace('|', "\\|")));
+        }
+    }
+    md.push_str("\n## All classes\n\n");
+    let (h, cells) = compare::summary_cells(&compare::summarize(&all_rows));
+    md.push_str(&compare::markdown_table(&h, &cells));
+    md.push_str("\n![placed-groups gap per heuristic](gap-distribution.svg)\n\n![solve time versus cluster size](time-vs-nodes.svg)\n");
+    md.push_str("\n## Per class\n");
+    for (class, _) in &suite.classes {
+        let rs: Vec<Row> = all_rows.iter().filter(|r| r.instance.starts_with(&format!("{class}/"))).cloned().collect();
+        md.push_str(&format!("\n### {class}\n\n{}\n\n", generate::describe(class).unwrap_or("")));
+        let (h, cells) = compare::summary_cells(&compare::summarize(&rs));
+        md.push_str(&compare::markdown_table(&h, &cells));
+    }
+    md.push_str(
+        "\n## Definitions\n\n\
+- **= / worse / better than exact**: terms 1-3 of the objective compared lexicographically (groups placed per priority level, \
+highest first; then pods evicted per level, fewer is better; then extra pods). *Better than exact* happens only where exact \
+stopped at its budget without proving optimality.\n\
+- **placed gap**: `(exact placed - placed) / max(exact placed, 1)`, groups counted over all priority levels, per instance; \
+mean and max over the class. It ignores priorities and victims (the verdict carries those), so it can be negative.\n\
+- **groups placed**: placed / pending summed over the instances. **victims**: pods evicted, summed.\n\
+- **median ms / max ms**: wall-clock time of the solve (the check is not timed).\n\
+- Per-row data: `results.csv` (one row per instance and solver; `vs_exact` names the first term where a solver differs from \
+exact, e.g. `worse: placed@1000 -2`).\n",
+    );
+    write_file(&out.join("summary.md"), &md)?;
+    Ok(GapResult { rows, summary_md: md, invalid })
+}
+
+fn minmax(it: impl Iterator<Item = usize>) -> String {
+    let v: Vec<usize> = it.collect();
+    match (v.iter().min(), v.iter().max()) {
+        (Some(a), Some(b)) if a == b => a.to_string(),
+        (Some(a), Some(b)) => format!("{a}-{b}"),
+        _ => "-".into(),
+    }
+}
+
+fn solver_names() -> Vec<&'static str> {
+    solvers::all().iter().map(|s| s.name()).collect()
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Whether the exact solver settled term 1 (groups placed per priority level).
+fn term1_proven(d: &Decision) -> bool {
+    d.stats.get("termsProven").and_then(|v| v.as_array()).is_some_and(|a| a.iter().any(|x| x.as_i64() == Some(1)))
 }

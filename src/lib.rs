@@ -30,9 +30,11 @@
 
 pub mod bench;
 pub mod check;
+pub mod compare;
 pub mod decision;
 pub mod generate;
 pub mod model;
+mod plot;
 pub mod quantity;
 pub mod solve;
 pub mod spec;

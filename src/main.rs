@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tessera::{check, generate, model, solvers, Instance, SolveConfig};
+use tessera::{check, compare, generate, model, solvers, Instance, SolveConfig};
 
 #[derive(Parser)]
 #[command(name = "tessera", version, about = "Exact gang, topology and preemption-aware placement for one scheduling cycle")]
@@ -22,6 +22,17 @@ enum Format {
 enum Suite {
     Flat,
     Preemption,
+    /// Every solver of the registry against exact on generated classes; writes `--out DIR`.
+    Gap,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CompareFormat {
+    /// Aligned terminal text.
+    Table,
+    Csv,
+    Json,
+    Markdown,
 }
 
 #[derive(Subcommand)]
@@ -74,22 +85,50 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Benchmark the exact solver on generated classes: against first-fit decreasing
-    /// (`--suite flat`) or against Kubernetes-style workload preemption (`--suite preemption`).
-    Bench {
-        /// Which benchmark: flat (exact vs ffd) or preemption (exact vs k8s-preempt).
-        #[arg(long, value_enum, default_value = "flat")]
-        suite: Suite,
-        /// Comma-separated classes (default: flat-64,flat-256,flat-1024 for flat;
-        /// preempt-256,preempt-1024 for preemption).
+    /// Run several solvers on the same instances and compare them with the exact solver:
+    /// groups placed and victims per priority level, extra pods, time, `check` result and
+    /// the gap to exact, then a summary per solver. Exit 1 if any decision fails `check`.
+    Compare {
+        /// Instance files (YAML or JSON).
+        #[arg(required = true)]
+        instances: Vec<PathBuf>,
+        /// Comma-separated solver names (default: every solver, see `solve --list-solvers`).
         #[arg(long)]
-        classes: Option<String>,
-        /// Instances per class.
-        #[arg(long, default_value_t = 5)]
-        seeds: u64,
+        solvers: Option<String>,
         /// Budget per solve.
         #[arg(long, default_value = "10s")]
         time_limit: String,
+        #[arg(long, value_enum, default_value = "table")]
+        format: CompareFormat,
+        /// Write the report here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Benchmark on generated classes: exact against first-fit decreasing (`--suite flat`),
+    /// against Kubernetes-style workload preemption (`--suite preemption`), or every solver
+    /// against exact with results.csv, summary.md and SVG plots written to `--out DIR`
+    /// (`--suite gap`).
+    Bench {
+        /// Which benchmark: flat (exact vs ffd), preemption (exact vs k8s-preempt) or gap
+        /// (all solvers, writes --out DIR).
+        #[arg(long, value_enum, default_value = "flat")]
+        suite: Suite,
+        /// Comma-separated classes (default: flat-64,flat-256,flat-1024 for flat;
+        /// preempt-256,preempt-1024 for preemption; tiny,hetero-trap,flat-64,flat-256,preempt-256 for gap).
+        #[arg(long)]
+        classes: Option<String>,
+        /// Instances per class (default 5; gap: 70,50,40,15,25 = 200 instances).
+        #[arg(long)]
+        seeds: Option<u64>,
+        /// Budget per solve (default 10s; gap: 10s for tiny and hetero-trap, 2s for the other classes).
+        #[arg(long)]
+        time_limit: Option<String>,
+        /// Output directory (gap suite only; required there).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Comma-separated solvers (gap suite only; default: every solver).
+        #[arg(long)]
+        solvers: Option<String>,
     },
 }
 
@@ -189,24 +228,129 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             write_out(out.as_deref(), &tessera::solve::export_lp(&inst))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { suite, classes, seeds, time_limit } => {
+        Command::Compare { instances, solvers: names, time_limit, format, out } => {
             let limit = model::parse_duration(&time_limit).map_err(|e| format!("--time-limit: {e}"))?;
+            let list = pick_solvers(names.as_deref())?;
+            let mut insts = Vec::new();
+            for p in &instances {
+                // Errors name the file, then the path of the bad field inside it.
+                let text = read_text(Some(p))?;
+                let inst = Instance::from_text(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+                insts.push((p.display().to_string(), inst));
+            }
+            let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+            let bar = progress_bar((insts.len() * list.len()) as u64);
+            let report = compare::compare(&insts, &list, &cfg, &mut |_, _, r| {
+                bar.inc(1);
+                bar.set_message(format!("{} {}", r.instance, r.solver));
+                if !r.valid {
+                    bar.println(format!("INVALID: {} / {} fails check: {}", r.instance, r.solver, r.violations.join("; ")));
+                }
+            });
+            bar.finish_and_clear();
+            let fmt = match format {
+                CompareFormat::Table => compare::Format::Table,
+                CompareFormat::Csv => compare::Format::Csv,
+                CompareFormat::Json => compare::Format::Json,
+                CompareFormat::Markdown => compare::Format::Markdown,
+            };
+            write_out(out.as_deref(), &compare::render(&report, fmt))?;
+            let bad = report.invalid().count();
+            if bad > 0 {
+                eprintln!("error: {bad} decision(s) fail check (see the check column)");
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { suite, classes, seeds, time_limit, out, solvers: names } => {
+            let limit = match &time_limit {
+                Some(t) => Some(model::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
+                None => None,
+            };
+            if let Suite::Gap = suite {
+                let out = out.ok_or("--suite gap needs --out DIR")?;
+                let class_list: Vec<(String, u64)> = match &classes {
+                    None => tessera::bench::GAP_CLASSES.iter().map(|&(c, n)| (c.to_string(), seeds.unwrap_or(n))).collect(),
+                    Some(list) => split_list(list).into_iter().map(|c| (c, seeds.unwrap_or(5))).collect(),
+                };
+                let names = names.as_deref().map(split_list);
+                if let Some(n) = &names {
+                    pick_solvers(Some(&n.join(",")))?;
+                }
+                let suite = tessera::bench::GapSuite {
+                    classes: class_list,
+                    time_limit: limit,
+                    solvers: names,
+                    command: std::iter::once("tessera".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
+                };
+                let total: u64 = suite.classes.iter().map(|c| c.1).sum::<u64>() * suite.solvers.as_ref().map(|s| s.len()).unwrap_or(solvers::all().len()) as u64;
+                let bar = progress_bar(total);
+                let result = tessera::bench::run_gap(&suite, &out, &mut |done, _, line| {
+                    bar.set_position(done as u64);
+                    if line.contains("INVALID") {
+                        bar.println(line.clone());
+                    }
+                    bar.set_message(line);
+                })?;
+                bar.finish_and_clear();
+                eprintln!("wrote {}/results.csv ({} rows), summary.md, gap-distribution.svg, time-vs-nodes.svg", out.display(), result.rows.len());
+                if result.invalid > 0 {
+                    eprintln!("error: {} decision(s) fail check (listed in summary.md)", result.invalid);
+                    return Ok(ExitCode::from(1));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            if out.is_some() || names.is_some() {
+                return Err("--out and --solvers apply to --suite gap only".into());
+            }
+            let limit = limit.unwrap_or(std::time::Duration::from_secs(10));
+            let seeds = seeds.unwrap_or(5);
             let classes = classes.unwrap_or_else(|| {
                 match suite {
                     Suite::Flat => "flat-64,flat-256,flat-1024",
-                    Suite::Preemption => "preempt-256,preempt-1024",
+                    Suite::Preemption | Suite::Gap => "preempt-256,preempt-1024",
                 }
                 .to_string()
             });
-            let classes: Vec<String> = classes.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+            let classes = split_list(&classes);
             let report = match suite {
                 Suite::Flat => tessera::bench::run(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
-                Suite::Preemption => tessera::bench::run_preemption(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+                _ => tessera::bench::run_preemption(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
             };
             print!("{report}");
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// The named solvers (comma-separated), or every solver of the registry.
+fn pick_solvers(names: Option<&str>) -> Result<Vec<Box<dyn tessera::Solver>>, String> {
+    let Some(names) = names else { return Ok(solvers::all()) };
+    let list = split_list(names);
+    if list.is_empty() {
+        return Err("--solvers: no solver named".into());
+    }
+    list.iter()
+        .map(|n| {
+            solvers::by_name(n).ok_or_else(|| {
+                let all: Vec<&str> = solvers::all().iter().map(|s| s.name()).collect();
+                format!("--solvers: unknown solver {n:?} (available: {})", all.join(", "))
+            })
+        })
+        .collect()
+}
+
+/// A progress bar on standard error (hidden when standard error is not a terminal).
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("[{elapsed_precise}] [{bar:40}] {pos}/{len} ETA {eta} {wide_msg}") {
+        bar.set_style(style.progress_chars("#>-"));
+    }
+    bar
 }
 
 fn main() -> ExitCode {

@@ -129,6 +129,16 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d.stats.insert("columns".into(), model.mip.num_cols().into());
     d.stats.insert("rows".into(), model.mip.rows.len().into());
     d.stats.insert("tiers".into(), p.tiers_done.clone().into());
+    // Which objective terms are settled: all their components in finished tiers.
+    let done: Vec<&str> = p.tiers_done.iter().flat_map(|t| t.split(" (").next().unwrap_or("").split('+')).collect();
+    let mut proven_terms = Vec::new();
+    for (term, prefix) in [(1, "placed@"), (2, "evicted@"), (3, "extra@")] {
+        let all: Vec<&str> = model.components.iter().filter(|c| c.exact && c.name.starts_with(prefix)).map(|c| c.name.as_str()).collect();
+        if all.iter().all(|c| done.contains(c)) && (term == 1 || proven_terms.len() == term - 1) {
+            proven_terms.push(term);
+        }
+    }
+    d.stats.insert("termsProven".into(), proven_terms.into());
     d.stats.insert("mipNodes".into(), p.nodes.into());
     if let Some(b) = p.term1_bound {
         d.stats.insert("term1Bound".into(), b.into());
@@ -223,12 +233,12 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         }
         first_tier_of_exact_seen = true;
         // Term 4 is a tie-break: it may not hold the answer back for long once terms
-        // 1-3 are settled (a quarter of the time spent so far, at least 200 ms).
+        // 1-3 are settled (a quarter of the time spent so far, between 200 ms and 1 s).
         let tier_deadline = if tier.exact {
             deadline
         } else {
             let spent = Instant::now().saturating_duration_since(started);
-            deadline.min(Instant::now() + (spent / 4).max(std::time::Duration::from_millis(200)))
+            deadline.min(Instant::now() + (spent / 4).clamp(std::time::Duration::from_millis(200), std::time::Duration::from_secs(1)))
         };
         let params = MipParams {
             deadline: tier_deadline,
@@ -237,7 +247,21 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
             live: Some(Arc::clone(&live)),
         };
+        // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a
+        // row instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself
+        // satisfies the row, and the row never cuts a better solution.
+        let mut tier_mip_extra = None;
+        if tier.exact && std::env::var_os("TESSERA_NO_FLOOR").is_none() {
+            if let Some(v) = incumbent.as_ref() {
+                let val = tier_value(&tier.coefs, v);
+                mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
+                tier_mip_extra = Some(mip.rows.len() - 1);
+            }
+        }
         let res = highs::solve(&mip, incumbent.as_deref(), &params);
+        if let Some(i) = tier_mip_extra {
+            mip.rows.remove(i);
+        }
         // Checked against the rows that hold earlier tiers too.
         let verified = super::milp::verify_rows(&mip, &res.values);
         let verified_ok = verified.is_some();
