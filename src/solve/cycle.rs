@@ -274,15 +274,6 @@ impl<'a> Cycle<'a> {
         cycle
     }
 
-    /// Units on node `n` that group `g` may evict (rule 6).
-    pub fn evictable_by(&self, g: GroupId, n: NodeId) -> impl Iterator<Item = usize> + '_ {
-        let grp = &self.inst.groups[g];
-        self.victims_on[n]
-            .iter()
-            .copied()
-            .filter(move |&u| !grp.preempt_never && self.victims[u].priority < grp.priority && self.victims[u].pending_group != Some(g))
-    }
-
     /// Capacity of node `n` with every victim unit there evicted: (free per resource,
     /// free milli per device per shared resource). Not only what `g` may evict itself:
     /// capacity another placed preemptor frees is usable by any group (rule 6 asks
