@@ -36,6 +36,7 @@ pub mod generate;
 pub mod model;
 mod plot;
 pub mod quantity;
+pub mod queues;
 pub mod solve;
 pub mod spec;
 

@@ -79,6 +79,17 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Show a YuniKorn queue tree: limits, properties and computed priorities, then the
+    /// scheduling order of the pod groups with their effective priority keys. FILE is a
+    /// YuniKorn queues.yaml (partitions > queues) or an instance with a `queues` key (or
+    /// any instance together with --queues). Quotas are not enforced by `solve` yet.
+    Queues {
+        /// queues.yaml or instance file (YAML or JSON); `-` reads standard input.
+        file: PathBuf,
+        /// A YuniKorn queues.yaml for the pod groups of the instance FILE.
+        #[arg(long)]
+        queues: Option<PathBuf>,
+    },
     /// Write the cycle MILP of an instance in CPLEX LP format.
     ExportLp {
         instance: PathBuf,
@@ -223,6 +234,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             write_out(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Queues { file, queues } => {
+            print!("{}", show_queues(&file, queues.as_deref())?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::ExportLp { instance, out } => {
             let inst = read_instance(Some(&instance))?;
             write_out(out.as_deref(), &tessera::solve::export_lp(&inst))?;
@@ -321,6 +336,42 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `tessera queues`: the tree of a queues.yaml, or of an instance's queues with the
+/// scheduling order of its pod groups. The raw document is read (not `Instance`, which
+/// refuses queues until the solver enforces them).
+fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String> {
+    use tessera::queues::{self, QueueTree, QueuesYamlDoc};
+    let text = read_text(Some(file))?;
+    fn named(p: &Path) -> impl Fn(tessera::InputError) -> String + '_ {
+        move |e| format!("{}: {e}", p.display())
+    }
+    let value: serde_json::Value = tessera::spec::from_text(&text).map_err(named(file))?;
+    let is_queues_yaml = value.get("partitions").is_some();
+    if is_queues_yaml {
+        if queues_file.is_some() {
+            return Err(format!("{} is a queues.yaml; --queues goes with an instance file", file.display()));
+        }
+        let tree = queues::parse_queues_yaml(&text).map_err(named(file))?;
+        return Ok(queues::render(&tree, &[]));
+    }
+    let doc: tessera::spec::InstanceDoc = tessera::spec::from_text(&text).map_err(named(file))?;
+    let tree = match queues_file {
+        Some(qf) => {
+            if !doc.queues.is_empty() {
+                return Err(format!("{} has its own queues; drop --queues or the instance's queues key", file.display()));
+            }
+            let qtext = read_text(Some(qf))?;
+            let qdoc: QueuesYamlDoc = tessera::spec::from_text(&qtext).map_err(named(qf))?;
+            QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices).map_err(named(qf))?
+        }
+        None => QueueTree::from_instance(&doc)
+            .map_err(named(file))?
+            .ok_or_else(|| format!("{}: no queues (give a queues.yaml, an instance with a queues key, or --queues FILE)", file.display()))?,
+    };
+    let apps = queues::apps_from_doc(&doc, &tree).map_err(named(file))?;
+    Ok(queues::render(&tree, &apps))
 }
 
 fn split_list(s: &str) -> Vec<String> {

@@ -52,7 +52,7 @@ pub struct InstanceDoc {
     #[serde(default)]
     pub pods: Vec<PodDoc>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub queues: Vec<serde_json::Value>,
+    pub queues: Vec<crate::queues::QueueDoc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<OptionsDoc>,
 }
@@ -230,7 +230,7 @@ impl InputError {
 
 /// Maps whose keys must be unique: YAML and JSON parsers keep the last of duplicate
 /// keys, which would silently drop a value the caller wrote.
-fn unique_map<'de, D, M, K, V>(de: D) -> Result<M, D::Error>
+pub(crate) fn unique_map<'de, D, M, K, V>(de: D) -> Result<M, D::Error>
 where
     D: serde::Deserializer<'de>,
     M: Default + Extend<(K, V)>,

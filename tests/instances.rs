@@ -24,6 +24,8 @@ fn instance_files() -> Vec<PathBuf> {
         .expect("instances/ is readable")
         .map(|e| e.expect("directory entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        // A YuniKorn queue configuration (`queues.yaml`) is not an instance.
+        .filter(|p| !std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l.starts_with("partitions:"))))
         .collect();
     v.sort();
     v
