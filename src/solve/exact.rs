@@ -251,7 +251,12 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         // row instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself
         // satisfies the row, and the row never cuts a better solution.
         let mut tier_mip_extra = None;
-        if tier.exact && std::env::var_os("TESSERA_NO_FLOOR").is_none() {
+        let floor_here = match std::env::var("TESSERA_FLOOR").as_deref() {
+            Ok("none") => false,
+            Ok("all") => tier.exact,
+            _ => tier.exact && tier.names.iter().all(|n| n.starts_with("placed@")),
+        };
+        if floor_here {
             if let Some(v) = incumbent.as_ref() {
                 let val = tier_value(&tier.coefs, v);
                 mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
