@@ -1,7 +1,7 @@
 //! The one module that talks to HiGHS (through `highs-sys`).
 //!
 //! Why the raw C API and not `good_lp` or `highs::Model`: we need three things those
-//! wrappers do not all give us — a MIP start (warm start from the greedy incumbent), an
+//! wrappers do not all give us — a MIP start (kept off by default, see `solve`), an
 //! interrupt callback (HiGHS's own `time_limit` is soft; runs overshooting 10x were seen
 //! here) and the dual bound / gap of an interrupted run. Everything else in the crate sees
 //! only [`Mip`] (plain data, `Send`) and [`MipResult`].
