@@ -52,7 +52,12 @@ struct Progress {
 pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let start = Instant::now();
     let budget = cfg.time_limit(inst);
-    let deadline = start + budget;
+    // The caller's budget is a hard limit on the whole call: HiGHS works to an earlier
+    // deadline, leaving a reserve for it to notice the interrupt and for us to turn the
+    // incumbent into a decision (explanations included).
+    let reserve = (budget / 20).clamp(Duration::from_millis(50), Duration::from_millis(500));
+    let hard_deadline = start + budget;
+    let deadline = hard_deadline.checked_sub(reserve).unwrap_or(hard_deadline).max(start);
     let rel_gap = cfg.relative_gap(inst);
     let cycle = Cycle::new(inst);
     let model = Arc::new(CycleModel::build(&cycle));
@@ -97,8 +102,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             .expect("spawn MILP worker");
     }
     // Grace: HiGHS polls its interrupt between nodes/iterations.
-    let grace = Duration::from_millis(200).max(budget / 50);
-    let finished = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()) + grace).is_ok();
+    let finished = rx.recv_timeout((hard_deadline - reserve / 2).saturating_duration_since(Instant::now())).is_ok();
     let mut p = progress.lock().map(|p| p.clone()).unwrap_or_default();
     if !finished {
         // The worker is still inside a tier: its gap is what the live bound proves.
