@@ -179,7 +179,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         p.gap = relative_gap(ub, inc);
         p.term1_bound = Some(ub);
         drop(p);
-        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && std::env::var_os("TESSERA_NO_CUT").is_none() {
+        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && !super::tuning::get().no_cut {
             mip.add_row(-highs::INF, ub + 0.5, t1_coefs.clone());
         }
     }
@@ -255,10 +255,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         // row instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself
         // satisfies the row, and the row never cuts a better solution.
         let mut tier_mip_extra = None;
-        let floor_here = match std::env::var("TESSERA_FLOOR").as_deref() {
-            Ok("none") => false,
-            Ok("all") => tier.exact,
-            _ => tier.exact && tier.names.iter().all(|n| n.starts_with("placed@")),
+        let floor_here = match super::tuning::get().floor {
+            super::tuning::Floor::None => false,
+            super::tuning::Floor::All => tier.exact,
+            super::tuning::Floor::Term1 => tier.exact && tier.names.iter().all(|n| n.starts_with("placed@")),
         };
         if floor_here {
             if let Some(v) = incumbent.as_ref() {
@@ -293,7 +293,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             }
         }
         let value = incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
-        if std::env::var_os("TESSERA_DEBUG").is_some() {
+        if super::tuning::get().debug {
             eprintln!(
                 "tier {}: status {:?}, verified {}, improved {}, value {:?}, bound {}",
                 tier.names.join("+"),

@@ -281,15 +281,15 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let state = CallbackState { deadline: params.deadline, live: params.live.clone() };
     unsafe {
         let h = Guard(Highs_create());
-        set_opt_bool(h.0, "output_flag", std::env::var_os("TESSERA_HIGHS_LOG").is_some());
+        set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);
         set_opt_int(h.0, "threads", 1);
         set_opt_int(h.0, "random_seed", 0);
-        set_opt_str(h.0, "presolve", if std::env::var_os("TESSERA_PRESOLVE_OFF").is_some() { "off" } else { "on" });
+        set_opt_str(h.0, "presolve", if super::tuning::get().presolve_off { "off" } else { "on" });
         set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
         set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
         set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);
-        if let Ok(v) = std::env::var("TESSERA_HIGHS_HEUR") {
-            set_opt_f64(h.0, "mip_heuristic_effort", v.parse().unwrap_or(0.05));
+        if let Some(v) = super::tuning::get().heuristic_effort {
+            set_opt_f64(h.0, "mip_heuristic_effort", v);
         }
         let status = Highs_passMip(
             h.0,
@@ -317,7 +317,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         // where 18 is feasible; found by the brute-force property test). Callers keep
         // their own incumbent and take HiGHS's answer only when it is better, so the
         // start still bounds the result. TESSERA_HIGHS_MIP_START=1 re-enables it.
-        if let Some(s) = start.filter(|_| std::env::var_os("TESSERA_HIGHS_MIP_START").is_some()) {
+        if let Some(s) = start.filter(|_| super::tuning::get().mip_start) {
             Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null());
         }
         Highs_setCallback(h.0, Some(interrupt_cb), &state as *const CallbackState as *mut c_void);

@@ -435,7 +435,7 @@ impl CycleModel {
                 t[0].exact == c.exact && t[0].name.split('@').next() == c.name.split('@').next() && {
                     let mut trial = t.clone();
                     trial.push(c);
-                    magnitude(&trial) <= std::env::var("TESSERA_MAG").ok().and_then(|v| v.parse().ok()).unwrap_or(EXACT_MAGNITUDE)
+                    magnitude(&trial) <= super::tuning::get().magnitude.unwrap_or(EXACT_MAGNITUDE)
                 }
             });
             if fits {

@@ -69,6 +69,7 @@ mod heuristics;
 mod highs;
 mod k8s_preempt;
 mod milp;
+mod tuning;
 
 /// The cycle MILP of an instance in CPLEX LP format, all objective components merged
 /// into their first tier's weights (what `models/*.lp` shows).

@@ -1,0 +1,56 @@
+//! Diagnostic switches, read once from the environment. None of them is needed to use
+//! Tessera; they exist to reproduce the measurements behind the solver's defaults (see
+//! README, "Environment variables used for diagnosis only").
+
+use std::sync::OnceLock;
+
+/// Where the incumbent's value goes in as a floor row on the tier objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Floor {
+    /// Term-1 tier only (default).
+    Term1,
+    All,
+    None,
+}
+
+#[derive(Debug)]
+pub struct Tuning {
+    /// `TESSERA_HIGHS_LOG`: HiGHS log on stderr.
+    pub highs_log: bool,
+    /// `TESSERA_PRESOLVE_OFF`: HiGHS presolve off.
+    pub presolve_off: bool,
+    /// `TESSERA_HIGHS_HEUR=x`: `mip_heuristic_effort`.
+    pub heuristic_effort: Option<f64>,
+    /// `TESSERA_HIGHS_MIP_START`: hand the incumbent to HiGHS as a MIP start.
+    pub mip_start: bool,
+    /// `TESSERA_NO_CUT`: no term-1 relaxation cut.
+    pub no_cut: bool,
+    /// `TESSERA_FLOOR=none|all`.
+    pub floor: Floor,
+    /// `TESSERA_DEBUG`: per-tier status on stderr.
+    pub debug: bool,
+    /// `TESSERA_MAG=x`: tier merge limit.
+    pub magnitude: Option<f64>,
+}
+
+pub fn get() -> &'static Tuning {
+    static T: OnceLock<Tuning> = OnceLock::new();
+    T.get_or_init(|| {
+        let on = |k: &str| std::env::var_os(k).is_some();
+        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
+        Tuning {
+            highs_log: on("TESSERA_HIGHS_LOG"),
+            presolve_off: on("TESSERA_PRESOLVE_OFF"),
+            heuristic_effort: num("TESSERA_HIGHS_HEUR"),
+            mip_start: on("TESSERA_HIGHS_MIP_START"),
+            no_cut: on("TESSERA_NO_CUT"),
+            floor: match std::env::var("TESSERA_FLOOR").as_deref() {
+                Ok("none") => Floor::None,
+                Ok("all") => Floor::All,
+                _ => Floor::Term1,
+            },
+            debug: on("TESSERA_DEBUG"),
+            magnitude: num("TESSERA_MAG"),
+        }
+    })
+}
