@@ -340,6 +340,25 @@ impl Builder {
         self.nodes.len() - 1
     }
 
+    /// Binds up to `count` members `{group}-{i}` of a running group, each on one of up to
+    /// 10 randomly picked `nodes`; stops at the first member that finds no room. Returns
+    /// how many were bound.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_members(&mut self, rng: &mut Rng, group: &str, task: &str, nodes: &[usize], req: Req, count: i64, preemptible: Option<bool>) -> i64 {
+        let mut bound = 0;
+        for p in 0..count {
+            let placed = (0..10).any(|_| {
+                let node = rng.pick(nodes);
+                self.bind(rng, format!("{group}-{p}"), node, req, Some(group), Some(task), None, preemptible)
+            });
+            if !placed {
+                break;
+            }
+            bound += 1;
+        }
+        bound
+    }
+
     /// Binds a pod to `node` if it fits there (capacity, pods, devices); false otherwise.
     #[allow(clippy::too_many_arguments)]
     fn bind(
@@ -806,22 +825,7 @@ fn gen_flat(rng: &mut Rng, n: usize, groups: (i64, i64), topo: bool) -> Instance
             ("batch", req, rng.range(1, 16), if rng.chance(90) { &cpu_nodes } else { &all_nodes })
         };
         let gname = format!("run-{ri:04}");
-        let mut bound = 0;
-        for p in 0..count {
-            let mut ok = false;
-            for _ in 0..10 {
-                let node = rng.pick(nodes);
-                if b.bind(rng, format!("{gname}-{p}"), node, req, Some(&gname), Some(name), None, None) {
-                    ok = true;
-                    break;
-                }
-            }
-            if !ok {
-                break;
-            }
-            bound += 1;
-        }
-        if bound == 0 {
+        if b.bind_members(rng, &gname, name, nodes, req, count, None) == 0 {
             fails += 1;
             continue;
         }
@@ -1377,22 +1381,8 @@ fn gen_preempt(rng: &mut Rng, n: usize, groups: (i64, i64)) -> InstanceDoc {
         // A few running groups are infrastructure: not preemptible.
         let infra = rng.chance(5);
         let gname = format!("run-{ri:04}");
-        let mut bound = 0;
-        for p in 0..count {
-            let mut ok = false;
-            for _ in 0..10 {
-                let node = rng.pick(nodes);
-                let pre = if infra { Some(false) } else { None };
-                if b.bind(rng, format!("{gname}-{p}"), node, req, Some(&gname), Some(kind), None, pre) {
-                    ok = true;
-                    break;
-                }
-            }
-            if !ok {
-                break;
-            }
-            bound += 1;
-        }
+        let pre = if infra { Some(false) } else { None };
+        let bound = b.bind_members(rng, &gname, kind, nodes, req, count, pre);
         if bound == 0 {
             fails += 1;
             continue;
