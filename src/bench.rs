@@ -149,7 +149,8 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
 /// differ.
 fn evicts_fewer(a: &crate::decision::Objective, b: &crate::decision::Objective) -> bool {
     use std::collections::BTreeMap;
-    let ev = |o: &crate::decision::Objective| -> BTreeMap<i64, i64> { o.evicted_by_priority.iter().map(|r| (r.priority, r.pods)).collect() };
+    let ev =
+        |o: &crate::decision::Objective| -> BTreeMap<i64, i64> { o.evicted_by_priority.iter().map(|r| (r.priority, r.pods)).collect() };
     let (x, y) = (ev(a), ev(b));
     let mut levels: Vec<i64> = x.keys().chain(y.keys()).copied().collect();
     levels.sort_unstable_by(|p, q| q.cmp(p));
@@ -449,7 +450,11 @@ and the comparison is against that decision). Total run time: {:.0} s.\n\n",
             "| {class}{} | {seeds} | {nodes} | {pend} | {:?} | {} |\n",
             if placement_only(class) { " (no preemption)" } else { "" },
             limit,
-            if ex.is_empty() { "-".to_string() } else { format!("{}/{}", ex.iter().filter(|r| r.status == Status::Optimal).count(), ex.len()) }
+            if ex.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{}/{}", ex.iter().filter(|r| r.status == Status::Optimal).count(), ex.len())
+            }
         ));
     }
     if invalid > 0 {

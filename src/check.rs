@@ -138,10 +138,7 @@ fn placed_rows(rows: &[PlacedRow]) -> String {
 }
 
 fn evicted_rows(rows: &[EvictedRow]) -> String {
-    rows.iter()
-        .map(|r| format!("{}: {} pod{}", r.priority, r.pods, if r.pods == 1 { "" } else { "s" }))
-        .collect::<Vec<_>>()
-        .join(", ")
+    rows.iter().map(|r| format!("{}: {} pod{}", r.priority, r.pods, if r.pods == 1 { "" } else { "s" })).collect::<Vec<_>>().join(", ")
 }
 
 fn qty(inst: &Instance, r: ResourceId, value: i128) -> String {
@@ -197,10 +194,7 @@ fn read_placements(inst: &Instance, d: &Decision, v: &mut Vec<Violation>) -> Pla
         *listed.entry(g).or_default() += p.pods.len() as i64;
         for key in p.domains.keys() {
             if inst.level_id(key).is_none() {
-                v.push(Violation::new(
-                    0,
-                    format!("placement of group {} names domain of unknown topology level {key:?}", grp.name),
-                ));
+                v.push(Violation::new(0, format!("placement of group {} names domain of unknown topology level {key:?}", grp.name)));
             }
         }
         for (k, pp) in p.pods.iter().enumerate() {
@@ -270,10 +264,7 @@ fn check_unplaced(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<Vi
     }
     for g in inst.pending_groups() {
         if !pl.groups.contains_key(&g) && !seen.contains(&g) {
-            v.push(Violation::new(
-                0,
-                format!("pending group {} is neither placed nor listed in unplaced", inst.groups[g].name),
-            ));
+            v.push(Violation::new(0, format!("pending group {} is neither placed nor listed in unplaced", inst.groups[g].name)));
         }
     }
 }
@@ -324,10 +315,7 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
             continue;
         }
         if pgrp.preempt_never {
-            v.push(Violation::new(
-                6,
-                format!("pod {} is evicted for group {}, whose preemptionPolicy is Never", pod.name, pgrp.name),
-            ));
+            v.push(Violation::new(6, format!("pod {} is evicted for group {}, whose preemptionPolicy is Never", pod.name, pgrp.name)));
         }
         if pod.priority >= pgrp.priority {
             v.push(Violation::new(
@@ -364,8 +352,7 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
     }
     for g in groups_hit {
         let grp = &inst.groups[g];
-        let missing: Vec<&str> =
-            grp.bound.iter().filter(|m| !evicted.contains_key(m)).map(|&m| inst.pods[m].name.as_str()).collect();
+        let missing: Vec<&str> = grp.bound.iter().filter(|m| !evicted.contains_key(m)).map(|&m| inst.pods[m].name.as_str()).collect();
         if !missing.is_empty() {
             v.push(Violation::new(
                 6,
@@ -658,7 +645,11 @@ fn check_devices(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v:
                 if req % 1000 != 0 {
                     v.push(Violation::new(
                         3,
-                        format!("new pod {} requests {} {res}: more than one device must be whole", np.label, quantity::format(req, Scale::Milli)),
+                        format!(
+                            "new pod {} requests {} {res}: more than one device must be whole",
+                            np.label,
+                            quantity::format(req, Scale::Milli)
+                        ),
                     ));
                 }
                 let need = (req / 1000) as usize;
@@ -694,11 +685,7 @@ fn check_devices(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v:
                     let whole: Vec<&str> = u.users.iter().filter(|x| x.2).map(|x| x.0.as_str()).collect();
                     v.push(Violation::new(
                         3,
-                        format!(
-                            "node {node} {res} device {id} is held whole by {} but has other users ({})",
-                            whole.join(" and "),
-                            users()
-                        ),
+                        format!("node {node} {res} device {id} is held whole by {} but has other users ({})", whole.join(" and "), users()),
                     ));
                 } else if u.used > 1000 {
                     v.push(Violation::new(
@@ -726,10 +713,7 @@ fn check_gang(inst: &Instance, pl: &Placements, v: &mut Vec<Violation>) {
         for (&t, &c) in &per_task {
             let task = &inst.tasks[t];
             if c > task.count {
-                v.push(Violation::new(
-                    4,
-                    format!("task {}/{} gets {c} new pods, more than its count {}", grp.name, task.name, task.count),
-                ));
+                v.push(Violation::new(4, format!("task {}/{} gets {c} new pods, more than its count {}", grp.name, task.name, task.count)));
             }
             if gang && c < task.min_count {
                 v.push(Violation::new(
@@ -1030,10 +1014,7 @@ pods:
 
     fn main_objective() -> Objective {
         Objective {
-            placed_by_priority: vec![
-                PlacedRow { priority: 100, placed: 2, pending: 2 },
-                PlacedRow { priority: 10, placed: 1, pending: 2 },
-            ],
+            placed_by_priority: vec![PlacedRow { priority: 100, placed: 2, pending: 2 }, PlacedRow { priority: 10, placed: 1, pending: 2 }],
             evicted_by_priority: vec![],
             extra_pods: 1,
         }
@@ -1042,10 +1023,7 @@ pods:
     /// train in zone a on n1 (gpus 0 and 1 whole), infer on n2 sharing gpu 0 with old-0,
     /// batch on the tainted n3 it tolerates, big unplaced.
     fn main_valid() -> Decision {
-        let mut train = placement(
-            "train",
-            vec![p("ps", "n1"), pd("worker", "n1", "gpu", &[0]), pd("worker", "n1", "gpu", &[1])],
-        );
+        let mut train = placement("train", vec![p("ps", "n1"), pd("worker", "n1", "gpu", &[0]), pd("worker", "n1", "gpu", &[1])]);
         train.domains.insert("zone".into(), "a".into());
         let mut d = decision(
             vec![
@@ -1247,10 +1225,8 @@ pods:
     #[test]
     fn rule1_pods_unlimited_where_not_declared() {
         let i = inst(SMALL);
-        let d = fixed(
-            &i,
-            decision(vec![placement("g", vec![p("w", "n1"), p("w", "n2"), p("w", "n2"), p("w", "n2"), p("w", "n2")])], &[], &[]),
-        );
+        let d =
+            fixed(&i, decision(vec![placement("g", vec![p("w", "n1"), p("w", "n2"), p("w", "n2"), p("w", "n2"), p("w", "n2")])], &[], &[]));
         let r = check(&i, &d);
         assert_valid(&r);
         assert_eq!(r.objective.extra_pods, 4);
@@ -1334,7 +1310,11 @@ podGroups:
         // old-0 holds 500m of n2 gpu 0 (assigned first-fit by the model).
         let r = check(&i, &main_with(1, 1, pd("server", "n2", "gpu", &[0])));
         assert_only(&r, &[3]);
-        assert_has(&r, 3, "node n2 gpu device 0 over-committed: 1500m > 1 (bound old-0: 500m, new infer/server#0: 500m, new infer/server#1: 500m)");
+        assert_has(
+            &r,
+            3,
+            "node n2 gpu device 0 over-committed: 1500m > 1 (bound old-0: 500m, new infer/server#0: 500m, new infer/server#1: 500m)",
+        );
     }
 
     #[test]
@@ -1353,7 +1333,11 @@ podGroups:
         assert_has(&r, 3, "new pod train/worker#2 on node n1 requests 1 gpu: it must list 1 distinct device(s), lists []");
 
         let r = check(&i, &main_with(1, 0, pd("server", "n2", "gpu", &[0, 1])));
-        assert_has(&r, 3, "new pod infer/server#0 on node n2 requests 500m gpu (a fraction): it must list exactly one device, lists [0, 1]");
+        assert_has(
+            &r,
+            3,
+            "new pod infer/server#0 on node n2 requests 500m gpu (a fraction): it must list exactly one device, lists [0, 1]",
+        );
 
         let r = check(&i, &main_with(0, 0, pd("ps", "n1", "gpu", &[0])));
         assert_has(&r, 3, "new pod train/ps#0 on node n1 lists gpu devices [0] but requests none");
@@ -1612,11 +1596,7 @@ pods:
   - {name: grow-0, node: n1, podGroup: grow, task: w, requests: {cpu: "2"}}
 "#,
         );
-        let d = decision(
-            vec![placement("hi", vec![p("w", "n1")]), placement("grow", vec![p("w", "n1")])],
-            &[],
-            &[("grow-0", "hi")],
-        );
+        let d = decision(vec![placement("hi", vec![p("w", "n1")]), placement("grow", vec![p("w", "n1")])], &[], &[("grow-0", "hi")]);
         let r = check(&i, &fixed(&i, d));
         assert_only(&r, &[6]);
         assert_has(&r, 6, "pod grow-0 is evicted but belongs to group grow, which this decision places");
@@ -1673,7 +1653,10 @@ pods:
         let d = decision(vec![placement("whole", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "share"], &[("f", "whole")]);
         assert_valid(&check(&i, &fixed(&i, d)));
         // n4 has two pod slots: a new pod needs one of s1, s2 to go (pods, not cpu, is short).
-        let i4 = inst(&NEEDED.replace("tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]", "tasks: [{name: w, count: 1, requests: {cpu: \"2\", pods: 1}}]"));
+        let i4 = inst(&NEEDED.replace(
+            "tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]",
+            "tasks: [{name: w, count: 1, requests: {cpu: \"2\", pods: 1}}]",
+        ));
         assert_valid(&check(&i4, &fixed(&i4, only_hi("n4", &[("s1", "hi")]))));
     }
 
@@ -1686,7 +1669,10 @@ pods:
         assert_has(&r, 6, "rule 6: eviction of a is not needed (the placements fit without it)");
         assert_eq!(unneeded(&r).len(), 1, "{}", dump(&r));
         // Both single pods on n4 evicted for one new pod: each alone could stay.
-        let i4 = inst(&NEEDED.replace("tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]", "tasks: [{name: w, count: 1, requests: {cpu: \"2\", pods: 1}}]"));
+        let i4 = inst(&NEEDED.replace(
+            "tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]",
+            "tasks: [{name: w, count: 1, requests: {cpu: \"2\", pods: 1}}]",
+        ));
         let r = check(&i4, &fixed(&i4, only_hi("n4", &[("s1", "hi"), ("s2", "hi")])));
         assert_only(&r, &[6]);
         assert_eq!(

@@ -425,7 +425,8 @@ fn fmt_ms(ms: f64) -> String {
 
 /// Table cells of the per-row part: header and rows.
 fn row_cells(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let header = vec!["instance", "solver", "status", "placed (prio:placed/pending)", "victims", "extra", "ms", "check", "vs exact", "placed gap"];
+    let header =
+        vec!["instance", "solver", "status", "placed (prio:placed/pending)", "victims", "extra", "ms", "check", "vs exact", "placed gap"];
     let rows = report
         .rows
         .iter()
@@ -468,7 +469,15 @@ pub fn summary_cells(summary: &[SolverSummary]) -> (Vec<&'static str>, Vec<Vec<S
         .map(|s| {
             // The exact solver is the reference: its own verdict columns say so.
             let is_ref = s.solver == "exact";
-            let rel = |n: usize| if is_ref { "ref".to_string() } else if s.compared == 0 { "-".to_string() } else { format!("{n}/{}", s.compared) };
+            let rel = |n: usize| {
+                if is_ref {
+                    "ref".to_string()
+                } else if s.compared == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{n}/{}", s.compared)
+                }
+            };
             let pct = |g: Option<f64>| if is_ref { "ref".to_string() } else { opt_pct(g) };
             vec![
                 s.solver.clone(),

@@ -344,7 +344,16 @@ impl Builder {
     /// 10 randomly picked `nodes`; stops at the first member that finds no room. Returns
     /// how many were bound.
     #[allow(clippy::too_many_arguments)]
-    fn bind_members(&mut self, rng: &mut Rng, group: &str, task: &str, nodes: &[usize], req: Req, count: i64, preemptible: Option<bool>) -> i64 {
+    fn bind_members(
+        &mut self,
+        rng: &mut Rng,
+        group: &str,
+        task: &str,
+        nodes: &[usize],
+        req: Req,
+        count: i64,
+        preemptible: Option<bool>,
+    ) -> i64 {
         let mut bound = 0;
         for p in 0..count {
             let placed = (0..10).any(|_| {
@@ -1281,8 +1290,7 @@ fn gen_hetero_trap(rng: &mut Rng) -> InstanceDoc {
 
 /// Priority classes of `preempt-N`: running work sits on the low levels, pending gangs on
 /// the high ones; `production` is both (not evictable by `production` gangs).
-const PREEMPT_LEVELS: &[(i64, &str)] =
-    &[(0, "best-effort"), (100, "batch"), (1000, "production"), (10000, "urgent"), (100000, "critical")];
+const PREEMPT_LEVELS: &[(i64, &str)] = &[(0, "best-effort"), (100, "batch"), (1000, "production"), (10000, "urgent"), (100000, "critical")];
 /// System pods: above everything, never preemptible.
 const SYSTEM_PRIORITY: i64 = 2_000_000_000;
 
@@ -1415,7 +1423,13 @@ fn gen_preempt(rng: &mut Rng, n: usize, groups: (i64, i64)) -> InstanceDoc {
 
     let n_groups = rng.range(groups.0, groups.1) as usize;
     // 0 = GPU gang, 1 = driver + GPU workers, 2 = CPU gang.
-    let mut kinds: Vec<u8> = (0..n_groups).map(|_| match rng.below(100) { 0..=49 => 0, 50..=61 => 1, _ => 2 }).collect();
+    let mut kinds: Vec<u8> = (0..n_groups)
+        .map(|_| match rng.below(100) {
+            0..=49 => 0,
+            50..=61 => 1,
+            _ => 2,
+        })
+        .collect();
     for k in 0..3u8 {
         if !kinds.contains(&k) {
             let at = rng.below(n_groups as u64) as usize;
@@ -1428,8 +1442,11 @@ fn gen_preempt(rng: &mut Rng, n: usize, groups: (i64, i64)) -> InstanceDoc {
     let mut gpu_groups_cpu = 0;
     let mut never = false;
     for pass_gpu in [true, false] {
-        let budget_each =
-            if pass_gpu { gpu_demand / n_gpu_groups } else { ((cpu_demand - gpu_groups_cpu) / n_cpu_groups).max(cpu_demand / 10 / n_cpu_groups) };
+        let budget_each = if pass_gpu {
+            gpu_demand / n_gpu_groups
+        } else {
+            ((cpu_demand - gpu_groups_cpu) / n_cpu_groups).max(cpu_demand / 10 / n_cpu_groups)
+        };
         for (i, &kind) in kinds.iter().enumerate() {
             if (kind < 2) != pass_gpu {
                 continue;

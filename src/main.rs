@@ -298,7 +298,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     solvers: names,
                     command: std::iter::once("tessera".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
                 };
-                let total: u64 = suite.classes.iter().map(|c| c.1).sum::<u64>() * suite.solvers.as_ref().map(|s| s.len()).unwrap_or(solvers::all().len()) as u64;
+                let total: u64 = suite.classes.iter().map(|c| c.1).sum::<u64>()
+                    * suite.solvers.as_ref().map(|s| s.len()).unwrap_or(solvers::all().len()) as u64;
                 let bar = progress_bar(total);
                 let result = tessera::bench::run_gap(&suite, &out, &mut |done, _, line| {
                     bar.set_position(done as u64);
@@ -308,7 +309,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     bar.set_message(line);
                 })?;
                 bar.finish_and_clear();
-                eprintln!("wrote {}/results.csv ({} rows), summary.md, gap-distribution.svg, time-vs-nodes.svg", out.display(), result.rows.len());
+                eprintln!(
+                    "wrote {}/results.csv ({} rows), summary.md, gap-distribution.svg, time-vs-nodes.svg",
+                    out.display(),
+                    result.rows.len()
+                );
                 if result.invalid > 0 {
                     eprintln!("error: {} decision(s) fail check (listed in summary.md)", result.invalid);
                     return Ok(ExitCode::from(1));
@@ -366,9 +371,9 @@ fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String
             let qdoc: QueuesYamlDoc = tessera::spec::from_text(&qtext).map_err(named(qf))?;
             QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices).map_err(named(qf))?
         }
-        None => QueueTree::from_instance(&doc)
-            .map_err(named(file))?
-            .ok_or_else(|| format!("{}: no queues (give a queues.yaml, an instance with a queues key, or --queues FILE)", file.display()))?,
+        None => QueueTree::from_instance(&doc).map_err(named(file))?.ok_or_else(|| {
+            format!("{}: no queues (give a queues.yaml, an instance with a queues key, or --queues FILE)", file.display())
+        })?,
     };
     let apps = queues::apps_from_doc(&doc, &tree).map_err(named(file))?;
     Ok(queues::render(&tree, &apps))

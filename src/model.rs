@@ -362,9 +362,10 @@ impl Instance {
         let mut tasks = Vec::new();
         let mut group_index = HashMap::new();
         let level_of = |name: &str, path: &str| -> Result<usize, InputError> {
-            levels.iter().position(|l| l == name).ok_or_else(|| {
-                InputError::new(path, format!("unknown topology level {name:?} (levels: {})", levels.join(", ")))
-            })
+            levels
+                .iter()
+                .position(|l| l == name)
+                .ok_or_else(|| InputError::new(path, format!("unknown topology level {name:?} (levels: {})", levels.join(", "))))
         };
         for (i, g) in doc.pod_groups.iter().enumerate() {
             let p = format!("podGroups[{i}]");
@@ -377,20 +378,17 @@ impl Instance {
                     check_priority(*v, &format!("{p}.priority"))?;
                     *v
                 }
-                (None, Some(c)) => *classes.get(c.as_str()).ok_or_else(|| {
-                    InputError::new(format!("{p}.priorityClassName"), format!("unknown priority class {c:?}"))
-                })?,
+                (None, Some(c)) => *classes
+                    .get(c.as_str())
+                    .ok_or_else(|| InputError::new(format!("{p}.priorityClassName"), format!("unknown priority class {c:?}")))?,
                 (None, None) => 0,
                 (Some(v), Some(c)) => {
                     // Both given: they must agree, as the API server enforces for pods.
-                    let cv = *classes.get(c.as_str()).ok_or_else(|| {
-                        InputError::new(format!("{p}.priorityClassName"), format!("unknown priority class {c:?}"))
-                    })?;
+                    let cv = *classes
+                        .get(c.as_str())
+                        .ok_or_else(|| InputError::new(format!("{p}.priorityClassName"), format!("unknown priority class {c:?}")))?;
                     if cv != *v {
-                        return Err(InputError::new(
-                            format!("{p}.priority"),
-                            format!("{v} disagrees with priorityClassName {c:?} ({cv})"),
-                        ));
+                        return Err(InputError::new(format!("{p}.priority"), format!("{v} disagrees with priorityClassName {c:?} ({cv})")));
                     }
                     cv
                 }
@@ -409,10 +407,7 @@ impl Instance {
                 None | Some("Pod") => DisruptionMode::Pod,
                 Some("PodGroup") => DisruptionMode::PodGroup,
                 Some(o) => {
-                    return Err(InputError::new(
-                        format!("{p}.disruptionMode"),
-                        format!("unknown disruption mode {o:?} (Pod, PodGroup)"),
-                    ))
+                    return Err(InputError::new(format!("{p}.disruptionMode"), format!("unknown disruption mode {o:?} (Pod, PodGroup)")))
                 }
             };
             let policy = match g.policy.as_deref() {
@@ -448,10 +443,7 @@ impl Instance {
                     return Err(InputError::new(format!("{tp}.minCount"), format!("must not be negative, got {min_count}")));
                 }
                 if min_count > t.count {
-                    return Err(InputError::new(
-                        format!("{tp}.minCount"),
-                        format!("minCount {min_count} exceeds count {}", t.count),
-                    ));
+                    return Err(InputError::new(format!("{tp}.minCount"), format!("minCount {min_count} exceeds count {}", t.count)));
                 }
                 let requests = read_resources(&t.requests, &format!("{tp}.requests"), true)?;
                 let mut tolerations = Vec::new();
@@ -486,7 +478,10 @@ impl Instance {
                     Some(s) => {
                         let l = level_of(&s.topology, &format!("{tp}.slice.topology"))?;
                         if s.size < 1 || s.size > 1_000_000 {
-                            return Err(InputError::new(format!("{tp}.slice.size"), format!("must be between 1 and 1000000, got {}", s.size)));
+                            return Err(InputError::new(
+                                format!("{tp}.slice.size"),
+                                format!("must be between 1 and 1000000, got {}", s.size),
+                            ));
                         }
                         if let Some(r) = required {
                             if l < r {
@@ -542,24 +537,22 @@ impl Instance {
             if pod_index.insert(pd.name.clone(), i).is_some() {
                 return Err(InputError::new(format!("{p}.name"), format!("duplicate pod name {:?}", pd.name)));
             }
-            let node = *node_index
-                .get(&pd.node)
-                .ok_or_else(|| InputError::new(format!("{p}.node"), format!("unknown node {:?}", pd.node)))?;
+            let node =
+                *node_index.get(&pd.node).ok_or_else(|| InputError::new(format!("{p}.node"), format!("unknown node {:?}", pd.node)))?;
             let group = match &pd.pod_group {
                 None => None,
-                Some(gname) => Some(*group_index.get(gname).ok_or_else(|| {
-                    InputError::new(format!("{p}.podGroup"), format!("unknown pod group {gname:?}"))
-                })?),
+                Some(gname) => Some(
+                    *group_index
+                        .get(gname)
+                        .ok_or_else(|| InputError::new(format!("{p}.podGroup"), format!("unknown pod group {gname:?}")))?,
+                ),
             };
             if let Some(t) = &pd.task {
                 match group {
                     None => return Err(InputError::new(format!("{p}.task"), "a task needs a podGroup")),
                     Some(g) => {
                         if !groups[g].tasks.iter().any(|&tid| &tasks[tid].name == t) {
-                            return Err(InputError::new(
-                                format!("{p}.task"),
-                                format!("pod group {:?} has no task {t:?}", groups[g].name),
-                            ));
+                            return Err(InputError::new(format!("{p}.task"), format!("pod group {:?} has no task {t:?}", groups[g].name)));
                         }
                     }
                 }
@@ -645,19 +638,7 @@ impl Instance {
             }
         };
 
-        let mut inst = Instance {
-            resources,
-            shared,
-            levels,
-            nodes,
-            groups,
-            tasks,
-            pods,
-            options,
-            node_index,
-            group_index,
-            pod_index,
-        };
+        let mut inst = Instance { resources, shared, levels, nodes, groups, tasks, pods, options, node_index, group_index, pod_index };
         inst.assign_missing_devices()?;
         inst.check_bound_capacity()?;
         Ok(inst)
@@ -705,10 +686,7 @@ impl Instance {
                 if ids.len() < need {
                     return Err(InputError::new(
                         format!("pods[{i}].requests.{}", self.resources[r]),
-                        format!(
-                            "bound pods already exceed the devices of node {:?} for {}",
-                            self.nodes[n].name, self.resources[r]
-                        ),
+                        format!("bound pods already exceed the devices of node {:?} for {}", self.nodes[n].name, self.resources[r]),
                     ));
                 }
                 for &d in &ids {

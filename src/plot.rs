@@ -93,15 +93,13 @@ pub fn gap_distribution(path: &Path, title: &str, series: &[(String, Vec<f64>)])
         }
         let (q1, med, q3) = (quantile(&s, 0.25), quantile(&s, 0.5), quantile(&s, 0.75));
         let mean = s.iter().sum::<f64>() / s.len() as f64;
-        chart
-            .draw_series(std::iter::once(Rectangle::new([(x - 0.32, q1), (x + 0.32, q3)], c.mix(0.15).filled())))
-            .map_err(err(path))?;
+        chart.draw_series(std::iter::once(Rectangle::new([(x - 0.32, q1), (x + 0.32, q3)], c.mix(0.15).filled()))).map_err(err(path))?;
         chart.draw_series(std::iter::once(Rectangle::new([(x - 0.32, q1), (x + 0.32, q3)], c.stroke_width(1)))).map_err(err(path))?;
-        chart.draw_series(gaps.iter().enumerate().map(|(k, g)| Circle::new((x + 0.5 * jitter(k), g * 100.0), 3, c.mix(0.45).filled()))).map_err(err(path))?;
-        chart.draw_series(LineSeries::new(vec![(x - 0.36, med), (x + 0.36, med)], c.stroke_width(3))).map_err(err(path))?;
         chart
-            .draw_series(std::iter::once(TriangleMarker::new((x + 0.40, mean), 6, BLACK.filled())))
+            .draw_series(gaps.iter().enumerate().map(|(k, g)| Circle::new((x + 0.5 * jitter(k), g * 100.0), 3, c.mix(0.45).filled())))
             .map_err(err(path))?;
+        chart.draw_series(LineSeries::new(vec![(x - 0.36, med), (x + 0.36, med)], c.stroke_width(3))).map_err(err(path))?;
+        chart.draw_series(std::iter::once(TriangleMarker::new((x + 0.40, mean), 6, BLACK.filled()))).map_err(err(path))?;
         chart
             .draw_series(std::iter::once(Text::new(
                 format!("n={} mean {:.1}%", s.len(), mean),
@@ -161,13 +159,9 @@ pub fn time_vs_nodes(path: &Path, title: &str, series: &[(String, Vec<(f64, f64)
             .collect();
         chart.draw_series(LineSeries::new(medians, c.stroke_width(2))).map_err(err(path))?;
         let y = 60 + 24 * i as i32;
-        legend_area
-            .draw(&PathElement::new(vec![(8, y), (36, y)], c.stroke_width(3)))
-            .map_err(err(path))?;
+        legend_area.draw(&PathElement::new(vec![(8, y), (36, y)], c.stroke_width(3))).map_err(err(path))?;
         legend_area.draw(&Circle::new((22, y), 3, c.filled())).map_err(err(path))?;
-        legend_area
-            .draw(&Text::new(name.clone(), (44, y - 7), ("sans-serif", 14).into_font().color(&BLACK)))
-            .map_err(err(path))?;
+        legend_area.draw(&Text::new(name.clone(), (44, y - 7), ("sans-serif", 14).into_font().color(&BLACK))).map_err(err(path))?;
     }
     legend_area
         .draw(&Text::new("points: solves;", (8, 60 + 24 * series.len() as i32 + 10), ("sans-serif", 12).into_font().color(&BLACK)))

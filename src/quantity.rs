@@ -44,11 +44,7 @@ pub fn parse(text: &str, scale: Scale) -> Result<i64, QuantityError> {
         _ => (false, s),
     };
     // Split the number from its suffix.
-    let num_end = rest
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
-        .map(|(i, _)| i)
-        .unwrap_or(rest.len());
+    let num_end = rest.char_indices().find(|&(_, c)| !(c.is_ascii_digit() || c == '.')).map(|(i, _)| i).unwrap_or(rest.len());
     let (number, suffix) = rest.split_at(num_end);
     if number.is_empty() || number == "." || number.matches('.').count() > 1 {
         return Err(QuantityError::Invalid);
@@ -60,10 +56,7 @@ pub fn parse(text: &str, scale: Scale) -> Result<i64, QuantityError> {
     // mantissa * 10^exp10 * 2^exp2
     let mut mantissa: i128 = 0;
     for c in int_part.chars().chain(frac_part.chars()) {
-        mantissa = mantissa
-            .checked_mul(10)
-            .and_then(|m| m.checked_add((c as u8 - b'0') as i128))
-            .ok_or(QuantityError::Overflow)?;
+        mantissa = mantissa.checked_mul(10).and_then(|m| m.checked_add((c as u8 - b'0') as i128)).ok_or(QuantityError::Overflow)?;
         if mantissa > 1i128 << 100 {
             return Err(QuantityError::Overflow);
         }
@@ -89,10 +82,7 @@ pub fn parse(text: &str, scale: Scale) -> Result<i64, QuantityError> {
         "Ei" => exp2 = 60,
         other => {
             // Decimal exponent form: 1e3, 2E-2.
-            let exp = other
-                .strip_prefix('e')
-                .or_else(|| other.strip_prefix('E'))
-                .ok_or(QuantityError::Invalid)?;
+            let exp = other.strip_prefix('e').or_else(|| other.strip_prefix('E')).ok_or(QuantityError::Invalid)?;
             let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
             if digits.is_empty() || digits.len() > 3 || !digits.chars().all(|c| c.is_ascii_digit()) {
                 return Err(QuantityError::Invalid);

@@ -227,10 +227,7 @@ impl QueueTree {
                 }
                 QueueTree::build(&p.name, &p.queues, "partitions[0].queues", shared)
             }
-            n => Err(InputError::new(
-                "partitions",
-                format!("{n} partitions; a cycle is scheduled per partition, give exactly one"),
-            )),
+            n => Err(InputError::new("partitions", format!("{n} partitions; a cycle is scheduled per partition, give exactly one"))),
         }
     }
 
@@ -246,12 +243,8 @@ impl QueueTree {
     /// Validates a partition's top-level queue list. A single queue named `root` is the
     /// root; a list without `root` is wrapped in an implicit `root` (as YuniKorn does).
     pub fn build(partition: &str, list: &[QueueDoc], prefix: &str, shared: &[String]) -> Result<QueueTree, InputError> {
-        let mut tree = QueueTree {
-            partition: partition.to_string(),
-            queues: Vec::new(),
-            shared_devices: shared.to_vec(),
-            by_path: HashMap::new(),
-        };
+        let mut tree =
+            QueueTree { partition: partition.to_string(), queues: Vec::new(), shared_devices: shared.to_vec(), by_path: HashMap::new() };
         if list.is_empty() {
             return Err(InputError::new(prefix, "no queues"));
         }
@@ -370,12 +363,7 @@ impl QueueTree {
                     parse_duration(&text).map_err(|e| InputError::new(p.clone(), e))?;
                     preemption_delay = Some(text.clone());
                 }
-                _ => {
-                    return Err(InputError::new(
-                        p,
-                        format!("unknown queue property {k:?} (supported: {})", PROPERTIES.join(", ")),
-                    ))
-                }
+                _ => return Err(InputError::new(p, format!("unknown queue property {k:?} (supported: {})", PROPERTIES.join(", ")))),
             }
             properties.insert(k.clone(), text);
         }
@@ -452,7 +440,12 @@ impl QueueTree {
                     if m > am {
                         return Err(InputError::new(
                             at(&format!("resources.max.{r}")),
-                            format!("max {} exceeds max {} of {}", self.fmt_quantity(r, m), self.fmt_quantity(r, am), self.queues[anc].path),
+                            format!(
+                                "max {} exceeds max {} of {}",
+                                self.fmt_quantity(r, m),
+                                self.fmt_quantity(r, am),
+                                self.queues[anc].path
+                            ),
                         ));
                     }
                 }
@@ -472,7 +465,11 @@ impl QueueTree {
                 if sum > g {
                     return Err(InputError::new(
                         at(&format!("resources.guaranteed.{r}")),
-                        format!("the children's guaranteed {} sum above this queue's {}", self.fmt_quantity(r, sum), self.fmt_quantity(r, g)),
+                        format!(
+                            "the children's guaranteed {} sum above this queue's {}",
+                            self.fmt_quantity(r, sum),
+                            self.fmt_quantity(r, g)
+                        ),
                     ));
                 }
             }
@@ -604,9 +601,7 @@ pub fn effective_keys(tree: &QueueTree, apps: &[App]) -> Vec<PriorityKey> {
 pub fn scheduling_order(tree: &QueueTree, apps: &[App]) -> Vec<usize> {
     let keys = effective_keys(tree, apps);
     let mut order: Vec<usize> = (0..apps.len()).collect();
-    order.sort_by(|&a, &b| {
-        keys[b].cmp(&keys[a]).then(apps[a].created_at.cmp(&apps[b].created_at)).then(a.cmp(&b))
-    });
+    order.sort_by(|&a, &b| keys[b].cmp(&keys[a]).then(apps[a].created_at.cmp(&apps[b].created_at)).then(a.cmp(&b)));
     order
 }
 
@@ -720,8 +715,6 @@ pub fn render(tree: &QueueTree, apps: &[App]) -> String {
     }
     s
 }
-
-
 
 #[cfg(test)]
 mod tests;

@@ -61,10 +61,7 @@ fn exact(yaml: &str, want: &[(i64, i64, i64)], extra: i64) -> (Instance, Decisio
 }
 
 fn placement<'a>(d: &'a Decision, group: &str) -> &'a Placement {
-    d.placements
-        .iter()
-        .find(|p| p.pod_group == group)
-        .unwrap_or_else(|| panic!("group {group} is not placed:\n{}", d.to_yaml()))
+    d.placements.iter().find(|p| p.pod_group == group).unwrap_or_else(|| panic!("group {group} is not placed:\n{}", d.to_yaml()))
 }
 
 fn is_placed(d: &Decision, group: &str) -> bool {
@@ -494,10 +491,7 @@ pods:
         0,
     );
     assert_unplaced(&d, "big-share", &["nvidia.com/gpu"]);
-    assert_eq!(
-        devices(&d, "pair", "s", "nvidia.com/gpu"),
-        vec![("n1".to_string(), vec![0]), ("n1".to_string(), vec![1])]
-    );
+    assert_eq!(devices(&d, "pair", "s", "nvidia.com/gpu"), vec![("n1".to_string(), vec![0]), ("n1".to_string(), vec![1])]);
 }
 
 /// A whole-device request needs completely free devices.
@@ -544,10 +538,7 @@ podGroups:
         &[(0, 1, 1)],
         0,
     );
-    assert_eq!(
-        devices(&d, "pair", "s", "nvidia.com/gpu"),
-        vec![("n1".to_string(), vec![0]), ("n1".to_string(), vec![0])]
-    );
+    assert_eq!(devices(&d, "pair", "s", "nvidia.com/gpu"), vec![("n1".to_string(), vec![0]), ("n1".to_string(), vec![0])]);
 }
 
 /// deviceIds of bound pods are respected (the bound pod sits on device 1, not 0).
@@ -607,13 +598,7 @@ fn taints_tolerations_selectors_one_node_table() {
             false,
             "dedicated",
         ),
-        (
-            "no toleration for a NoSchedule taint",
-            "taints: [{key: dedicated, value: ml, effect: NoSchedule}]",
-            "",
-            false,
-            "dedicated",
-        ),
+        ("no toleration for a NoSchedule taint", "taints: [{key: dedicated, value: ml, effect: NoSchedule}]", "", false, "dedicated"),
         (
             "Exists toleration with a key and no effect matches a NoExecute taint",
             "taints: [{key: dedicated, value: ml, effect: NoExecute}]",

@@ -29,11 +29,7 @@ fn reject(text: &str) -> InputError {
 fn check(text: &str, path: &str, fragment: &str) -> InputError {
     let e = reject(text);
     assert_eq!(e.path, path, "wrong path; full error: {e}\ninput:\n{text}");
-    assert!(
-        e.message.contains(fragment),
-        "message {:?} does not contain {fragment:?}\ninput:\n{text}",
-        e.message
-    );
+    assert!(e.message.contains(fragment), "message {:?} does not contain {fragment:?}\ninput:\n{text}", e.message);
     assert!(!e.message.trim().is_empty(), "empty message");
     let shown = e.to_string();
     if path.is_empty() {
@@ -341,7 +337,11 @@ fn unknown_key_message_lists_the_allowed_keys() {
     );
     // The YAML message names the same key and the allowed ones (plus serde_yaml_ng's own
     // path prefix and position, see `yaml_serde_error_names_the_path_once`).
-    let e = check("podGroups:\n  - name: g\n    tasks:\n      - {name: t, image: x}\n", "podGroups[0].tasks[0].image", "unknown field `image`, expected one of `name`, `count`");
+    let e = check(
+        "podGroups:\n  - name: g\n    tasks:\n      - {name: t, image: x}\n",
+        "podGroups[0].tasks[0].image",
+        "unknown field `image`, expected one of `name`, `count`",
+    );
     assert!(e.message.ends_with("at line 4 column 19"), "{}", e.message);
 }
 
@@ -423,12 +423,7 @@ case!(
     "invalid type: sequence, expected struct InstanceDoc"
 );
 
-case!(
-    document_is_a_scalar,
-    "hello",
-    "",
-    "invalid type: string \"hello\", expected struct InstanceDoc"
-);
+case!(document_is_a_scalar, "hello", "", "invalid type: string \"hello\", expected struct InstanceDoc");
 
 case!(
     yaml_syntax_error,
@@ -445,12 +440,7 @@ case!(
     "untagged and internally tagged enums do not support enum input"
 );
 
-case!(
-    document_is_null,
-    "~\n",
-    "",
-    "invalid type: unit value, expected struct InstanceDoc"
-);
+case!(document_is_null, "~\n", "", "invalid type: unit value, expected struct InstanceDoc");
 
 case!(
     two_yaml_documents,
@@ -1179,12 +1169,7 @@ case!(
     "unknown field `image`"
 );
 
-case!(
-    json_unknown_key_top_level,
-    r#"{"nodes": [], "apiVersion": "v1"}"#,
-    "apiVersion",
-    "unknown field `apiVersion`"
-);
+case!(json_unknown_key_top_level, r#"{"nodes": [], "apiVersion": "v1"}"#, "apiVersion", "unknown field `apiVersion`");
 
 case!(
     json_count_is_a_string,
@@ -1214,12 +1199,7 @@ case!(
     "outside int32"
 );
 
-case!(
-    json_trailing_characters,
-    r#"{"nodes": []} {"nodes": []}"#,
-    "",
-    "invalid JSON: trailing characters"
-);
+case!(json_trailing_characters, r#"{"nodes": []} {"nodes": []}"#, "", "invalid JSON: trailing characters");
 
 case!(
     json_truncated,
@@ -1229,19 +1209,9 @@ case!(
     "EOF while parsing an object"
 );
 
-case!(
-    json_syntax_error,
-    r#"{"nodes": [{"name": "n0",, }]}"#,
-    "nodes[0].?",
-    "key must be a string"
-);
+case!(json_syntax_error, r#"{"nodes": [{"name": "n0",, }]}"#, "nodes[0].?", "key must be a string");
 
-case!(
-    json_relative_gap_above_one,
-    r#"{"options": {"relativeGap": 2}}"#,
-    "options.relativeGap",
-    "must be between 0 and 1, got 2"
-);
+case!(json_relative_gap_above_one, r#"{"options": {"relativeGap": 2}}"#, "options.relativeGap", "must be between 0 and 1, got 2");
 
 // ---------------------------------------------------------------------------------------
 // Sanity: the good documents these cases are cut from are accepted.
@@ -1302,11 +1272,7 @@ options: {preemption: true, timeLimit: 10s, relativeGap: 0.01, preemptionModel: 
 fn yaml_serde_error_names_the_path_once() {
     let e = reject("nodes:\n  - name: n0\n    allocatible: {cpu: \"4\"}\n");
     assert_eq!(e.path, "nodes[0].allocatible");
-    assert!(
-        e.message.starts_with("unknown field `allocatible`"),
-        "message repeats a path: {:?}",
-        e.message
-    );
+    assert!(e.message.starts_with("unknown field `allocatible`"), "message repeats a path: {:?}", e.message);
 }
 
 /// `slice.size` above the 1000000 bound is rejected, but with the message of the lower bound.
@@ -1319,7 +1285,6 @@ fn slice_size_too_large_message() {
     );
     assert!(!e.message.contains("at least 1"), "misleading message: {}", e.message);
 }
-
 
 /// An empty input (or only whitespace, comments or a bare `---`) is accepted as an empty
 /// instance: serde_yaml_ng yields one empty document for it, so the "empty document" branch

@@ -523,7 +523,9 @@ fn small_instance(seed: u64) -> String {
                 used[n].0 += 1000;
                 used[n].1 += 1;
                 let p = rng.pick(&levels);
-                pods.push_str(&format!("  - {{name: g{g}-b0, node: n{n}, podGroup: g{g}, task: t0, priority: {p}, requests: {{cpu: \"1\", memory: 1Gi}}}}\n"));
+                pods.push_str(&format!(
+                    "  - {{name: g{g}-b0, node: n{n}, podGroup: g{g}, task: t0, priority: {p}, requests: {{cpu: \"1\", memory: 1Gi}}}}\n"
+                ));
             }
         }
     }
@@ -618,7 +620,9 @@ fn exact_valid_and_never_worse_than_k8s_preempt() {
             }
         }
     }
-    eprintln!("{tried} instances; own generator: {kept} kept, exact evicts in {evicting}, exact strictly better than k8s-preempt in {k8s_worse}");
+    eprintln!(
+        "{tried} instances; own generator: {kept} kept, exact evicts in {evicting}, exact strictly better than k8s-preempt in {k8s_worse}"
+    );
     assert!(failures.is_empty(), "{} failing instance(s):\n{}", failures.len(), failures.join("\n----\n"));
     if only.is_none() && cases >= 200 {
         // The generator exercises preemption, and the baseline is really a baseline.

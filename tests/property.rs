@@ -125,7 +125,15 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
             name: format!("g{gi}"),
             priority: Some(rng.pick(&prios)),
             preemption_policy: if rng.pct(10) { Some("Never".to_string()) } else { None },
-            policy: if gang { if rng.pct(50) { Some("gang".to_string()) } else { None } } else { Some("basic".to_string()) },
+            policy: if gang {
+                if rng.pct(50) {
+                    Some("gang".to_string())
+                } else {
+                    None
+                }
+            } else {
+                Some("basic".to_string())
+            },
             ..Default::default()
         };
         let nt = 1 + rng.below(2) as usize;
@@ -910,7 +918,6 @@ fn reference_helpers() {
     assert!(!reference::tolerates(&tol("k", false, "w", ""), &taint));
     assert!(!reference::tolerates(&tol("j", true, "", ""), &taint));
 }
-
 
 /// Not a check: `TESSERA_YAML=file.yaml cargo test --release --test property repro -- --nocapture`
 /// prints the reference optimum and every solver's decision for one instance file.

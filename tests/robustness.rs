@@ -251,9 +251,9 @@ fn would_abort(text: &str) -> bool {
         _ => return false,
     };
     doc.nodes.iter().any(|n| {
-        n.allocatable.iter().any(|(k, q)| {
-            doc.shared_devices.contains(k) && parse(&q.text(), Scale::Milli).is_ok_and(|v| v / 1000 > 1_000_000)
-        })
+        n.allocatable
+            .iter()
+            .any(|(k, q)| doc.shared_devices.contains(k) && parse(&q.text(), Scale::Milli).is_ok_and(|v| v / 1000 > 1_000_000))
     })
 }
 
@@ -411,12 +411,7 @@ fn invariants(inst: &Instance) -> Result<(), String> {
                 continue;
             }
             used[p.node][r] = used[p.node][r].saturating_add(req);
-            ensure!(
-                used[p.node][r] <= inst.nodes[p.node].allocatable[r],
-                "bound pods exceed node {} {}",
-                p.node,
-                inst.resources[r]
-            );
+            ensure!(used[p.node][r] <= inst.nodes[p.node].allocatable[r], "bound pods exceed node {} {}", p.node, inst.resources[r]);
         }
         for &r in p.devices.keys() {
             ensure!(r < nr && inst.shared[r], "pod {i} devices for non-shared resource {r}");
@@ -625,21 +620,107 @@ const NASTY_NUMBERS: &[&str] = &[
 ];
 
 const TOKENS: &[&str] = &[
-    "name", "node", "nodes", "podGroup", "podGroups", "task", "tasks", "count", "minCount", "requests",
-    "allocatable", "deviceIds", "sharedDevices", "topology", "levels", "required", "preferred", "slice",
-    "size", "priority", "priorityClassName", "priorityClasses", "value", "key", "operator", "effect",
-    "Exists", "Equal", "NoSchedule", "NoExecute", "gang", "basic", "Never", "PodGroup", "options",
-    "timeLimit", "relativeGap", "queues", "pods", "cpu", "memory", "nvidia.com/gpu", "kubernetes.io/hostname",
-    "node-a1", "node-a2", "node-c4", "n1", "n2", "a", "b", "g1", "g2", "t", "u", "train-7", "batch-3",
-    "worker", "driver", "zone", "rack", "example.com/rack", "z1", "r1", "true", "false", "null", "~",
-    "-", ":", "{", "}", "[", "]", ",", "\"", "'", "&a", "*a", "!!str", "!tag", "<<", "? ", "|", ">",
-    "#", "%YAML 1.2", "---", "...", "\t", "\u{feff}", "é", "\u{0}", "\u{7f}", "\u{2028}", "😀",
+    "name",
+    "node",
+    "nodes",
+    "podGroup",
+    "podGroups",
+    "task",
+    "tasks",
+    "count",
+    "minCount",
+    "requests",
+    "allocatable",
+    "deviceIds",
+    "sharedDevices",
+    "topology",
+    "levels",
+    "required",
+    "preferred",
+    "slice",
+    "size",
+    "priority",
+    "priorityClassName",
+    "priorityClasses",
+    "value",
+    "key",
+    "operator",
+    "effect",
+    "Exists",
+    "Equal",
+    "NoSchedule",
+    "NoExecute",
+    "gang",
+    "basic",
+    "Never",
+    "PodGroup",
+    "options",
+    "timeLimit",
+    "relativeGap",
+    "queues",
+    "pods",
+    "cpu",
+    "memory",
+    "nvidia.com/gpu",
+    "kubernetes.io/hostname",
+    "node-a1",
+    "node-a2",
+    "node-c4",
+    "n1",
+    "n2",
+    "a",
+    "b",
+    "g1",
+    "g2",
+    "t",
+    "u",
+    "train-7",
+    "batch-3",
+    "worker",
+    "driver",
+    "zone",
+    "rack",
+    "example.com/rack",
+    "z1",
+    "r1",
+    "true",
+    "false",
+    "null",
+    "~",
+    "-",
+    ":",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "\"",
+    "'",
+    "&a",
+    "*a",
+    "!!str",
+    "!tag",
+    "<<",
+    "? ",
+    "|",
+    ">",
+    "#",
+    "%YAML 1.2",
+    "---",
+    "...",
+    "\t",
+    "\u{feff}",
+    "é",
+    "\u{0}",
+    "\u{7f}",
+    "\u{2028}",
+    "😀",
 ];
 
 const CHARS: &[char] = &[
-    '{', '}', '[', ']', ':', ',', '-', ' ', ' ', ' ', '\n', '\n', '\t', '"', '\'', '#', '&', '*', '!', '|',
-    '>', '%', '@', '`', '?', '.', '0', '1', '2', '5', '9', 'e', 'E', 'm', 'G', 'i', 'a', 'n', 'x', '\\',
-    '/', '~', '=', '\r', 'é', 'ß', '\u{feff}', '\u{0}', '\u{85}', '\u{2028}', '\u{FFFD}', '💥',
+    '{', '}', '[', ']', ':', ',', '-', ' ', ' ', ' ', '\n', '\n', '\t', '"', '\'', '#', '&', '*', '!', '|', '>', '%', '@', '`', '?', '.',
+    '0', '1', '2', '5', '9', 'e', 'E', 'm', 'G', 'i', 'a', 'n', 'x', '\\', '/', '~', '=', '\r', 'é', 'ß', '\u{feff}', '\u{0}', '\u{85}',
+    '\u{2028}', '\u{FFFD}', '💥',
 ];
 
 fn random_char(rng: &mut Rng) -> char {
@@ -997,7 +1078,10 @@ fn random_document(rng: &mut Rng) -> Value {
             let count = if rng.bad(3) { rng.range(-1, 1_000_001) } else { rng.range(0, 6) };
             t.insert("count".into(), json!(count));
             if rng.chance(30) {
-                t.insert("minCount".into(), json!(if rng.noise { rng.range(-1, count.clamp(0, 8) + 1) } else { rng.range(0, count.clamp(0, 8)) }));
+                t.insert(
+                    "minCount".into(),
+                    json!(if rng.noise { rng.range(-1, count.clamp(0, 8) + 1) } else { rng.range(0, count.clamp(0, 8)) }),
+                );
             }
             t.insert("requests".into(), resources(rng, RES, &shared, 3));
             if rng.chance(20) {
@@ -1009,7 +1093,9 @@ fn random_document(rng: &mut Rng) -> Value {
                     1 => json!({"operator": "Exists"}),
                     2 => json!({"key": "dedicated", "operator": "Exists", "value": "x"}),
                     3 => json!({"value": "x"}),
-                    _ => json!({"key": "k", "operator": *rng.pick(&["In", "Exists", "Equal"]), "effect": *rng.pick(&["", "NoExecute", "Evict"])}),
+                    _ => {
+                        json!({"key": "k", "operator": *rng.pick(&["In", "Exists", "Equal"]), "effect": *rng.pick(&["", "NoExecute", "Evict"])})
+                    }
                 };
                 t.insert("tolerations".into(), json!([tol]));
             }
@@ -1072,10 +1158,8 @@ fn random_document(rng: &mut Rng) -> Value {
         }
         let mut gpu_req = 0i64;
         if rng.chance(60) && (rng.noise || gpus_here > 0) {
-            let (q, milli) = rng.pick_or_bad(
-                &[("250m", 250i64), ("500m", 500), ("600m", 600), ("1", 1000), ("2", 2000), ("0", 0)],
-                &[("1500m", 1500)],
-            );
+            let (q, milli) =
+                rng.pick_or_bad(&[("250m", 250i64), ("500m", 500), ("600m", 600), ("1", 1000), ("2", 2000), ("0", 0)], &[("1500m", 1500)]);
             req.insert("nvidia.com/gpu".into(), json!(q));
             gpu_req = milli;
         }
@@ -1122,7 +1206,10 @@ fn random_document(rng: &mut Rng) -> Value {
             o.insert("preemption".into(), json!(rng.chance(50)));
         }
         if rng.chance(50) {
-            o.insert("timeLimit".into(), json!(rng.pick_or_bad(&["10s", "500ms", "2m", "1h", "1.5"], &["0s", "-1s", "ten", "200h", "1e-9ms"])));
+            o.insert(
+                "timeLimit".into(),
+                json!(rng.pick_or_bad(&["10s", "500ms", "2m", "1h", "1.5"], &["0s", "-1s", "ten", "200h", "1e-9ms"])),
+            );
         }
         if rng.chance(50) {
             o.insert("relativeGap".into(), json!(rng.pick_or_bad(&[0.0, 0.01, 1.0], &[1.5, -0.1])));
@@ -1232,10 +1319,45 @@ fn deep_nesting_and_big_inputs_do_not_panic() {
 fn edge_values_never_panic() {
     let mut tally = Tally::default();
     let quantities = [
-        "0", "-0", "+1", "1.", ".5", "0.", "1e-3", "1E+3", "1e-999", "1e999", "1Ei", "8Ei", "7.99Ei", "1e18", "9.3e18",
-        "0.000000000000000000000000000000000000001", "1n", "1u", "1k", "1K", "1Mi", "1mi", "1e", "e3", "--1", "+-1",
-        "1..2", "٣", "１", "1\u{0}", "1 ", " 1", "1e+", "1e-", "0x10", "9223372036854775807m", "9223372036854775808m",
-        "18446744073709551615", "-9223372036854775808",
+        "0",
+        "-0",
+        "+1",
+        "1.",
+        ".5",
+        "0.",
+        "1e-3",
+        "1E+3",
+        "1e-999",
+        "1e999",
+        "1Ei",
+        "8Ei",
+        "7.99Ei",
+        "1e18",
+        "9.3e18",
+        "0.000000000000000000000000000000000000001",
+        "1n",
+        "1u",
+        "1k",
+        "1K",
+        "1Mi",
+        "1mi",
+        "1e",
+        "e3",
+        "--1",
+        "+-1",
+        "1..2",
+        "٣",
+        "１",
+        "1\u{0}",
+        "1 ",
+        " 1",
+        "1e+",
+        "1e-",
+        "0x10",
+        "9223372036854775807m",
+        "9223372036854775808m",
+        "18446744073709551615",
+        "-9223372036854775808",
     ];
     for q in quantities {
         for res in ["cpu", "memory", "nvidia.com/gpu"] {
@@ -1247,7 +1369,9 @@ fn edge_values_never_panic() {
             ));
         }
     }
-    for ids in ["[]", "[0]", "[7]", "[8]", "[-1]", "[0, 0]", "[9223372036854775807]", "[-9223372036854775808]", "[0, 1, 2, 3, 4, 5, 6, 7, 8]"] {
+    for ids in
+        ["[]", "[0]", "[7]", "[8]", "[-1]", "[0, 0]", "[9223372036854775807]", "[-9223372036854775808]", "[0, 1, 2, 3, 4, 5, 6, 7, 8]"]
+    {
         for req in ["0", "1m", "999m", "1", "1001m", "2", "8", "9"] {
             tally.feed(&format!(
                 "sharedDevices: [nvidia.com/gpu]\nnodes: [{{name: n, allocatable: {{nvidia.com/gpu: 8}}}}]\npods: [{{name: p, node: n, requests: {{nvidia.com/gpu: {req:?}}}, deviceIds: {{nvidia.com/gpu: {ids}}}}}]\n"
@@ -1307,7 +1431,6 @@ fn huge_shared_device_count_does_not_abort() {
     }
 }
 
-
 /// KNOWN DEFECT (denial of service; upstream YAML scanner, unsafe-libyaml): deeply nested
 /// YAML *flow* collections take quadratic time. Measured in release mode:
 /// `queues: ` + `[` x 20000 (20 KB) takes ~0.8 s, x 50000 (50 KB) ~4 s;
@@ -1323,4 +1446,3 @@ fn deep_yaml_flow_nesting_is_fast() {
     assert!(r.is_err());
     assert!(start.elapsed() < std::time::Duration::from_secs(1), "took {:?}", start.elapsed());
 }
-

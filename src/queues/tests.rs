@@ -131,11 +131,8 @@ fn before_list(tree: &QueueTree, prios: &[Option<i64>]) -> Vec<String> {
 fn priority_document_table_one_group_per_task() {
     let tree = doc_tree();
     let n = PRIORITY_DOC_TASKS.len() as i64;
-    let mut pending: Vec<App> = PRIORITY_DOC_TASKS
-        .iter()
-        .enumerate()
-        .map(|(i, &(q, p))| app(&tree, &format!("{q}/P{p}"), q, p, n - i as i64))
-        .collect();
+    let mut pending: Vec<App> =
+        PRIORITY_DOC_TASKS.iter().enumerate().map(|(i, &(q, p))| app(&tree, &format!("{q}/P{p}"), q, p, n - i as i64)).collect();
     assert_eq!(before_list(&tree, &queue_priorities(&tree, &pending)), PRIORITY_DOC_BEFORE);
     let mut rows = Vec::new();
     for step in 1..=PRIORITY_DOC_TASKS.len() {
@@ -257,7 +254,10 @@ fn offsets_add_along_unfenced_paths() {
     // The document's leaf example: offset 5, applications 10 and 20 -> 25, then 15.
     let t2 = tree_of("partitions: [{name: p, queues: [{name: q, properties: {priority.offset: '5'}}]}]");
     let q = t2.get("root.q").unwrap();
-    let mut apps = vec![App { name: "a".into(), queue: q, priority: 10, created_at: 0 }, App { name: "b".into(), queue: q, priority: 20, created_at: 1 }];
+    let mut apps = vec![
+        App { name: "a".into(), queue: q, priority: 10, created_at: 0 },
+        App { name: "b".into(), queue: q, priority: 20, created_at: 1 },
+    ];
     assert_eq!(queue_priorities(&t2, &apps)[q], Some(25));
     apps.remove(1);
     assert_eq!(queue_priorities(&t2, &apps)[q], Some(15));
@@ -372,7 +372,10 @@ partitions:
     assert_eq!(a.max["memory"], 16_000_000_000);
     let b = t.get("root.tenants.b").unwrap();
     assert!(!t.is_leaf(b), "parent: true without children");
-    assert_eq!(t.leaf("root.tenants.b", "podGroups[0].queue").unwrap_err().to_string(), "podGroups[0].queue: root.tenants.b is a parent queue; applications run in leaf queues");
+    assert_eq!(
+        t.leaf("root.tenants.b", "podGroups[0].queue").unwrap_err().to_string(),
+        "podGroups[0].queue: root.tenants.b is a parent queue; applications run in leaf queues"
+    );
     assert!(t.leaf("root.tenants.zz", "p").unwrap_err().message.contains("unknown queue"));
     assert!(t.leaf("tenants.a", "p").unwrap_err().message.contains("paths start at root"));
     assert_eq!(t.leaf("root.tenants.a", "p"), Ok(a.id));
@@ -426,15 +429,18 @@ fn validation_errors_name_the_path() {
     assert!(instance_err(&root("      - name: b\n        properties: {priority.offset: 3000000000}\n")).contains("outside int32"));
     assert!(instance_err(&root("      - name: b\n        properties: {sort: fifo}\n"))
         .starts_with("queues[0].queues[0].properties.sort: unknown queue property \"sort\""));
-    assert!(instance_err(&root("      - {name: a}\n      - {name: A}\n")).starts_with("queues[0].queues[1].name: duplicate queue name \"A\" under root"));
+    assert!(instance_err(&root("      - {name: a}\n      - {name: A}\n"))
+        .starts_with("queues[0].queues[1].name: duplicate queue name \"A\" under root"));
     assert_eq!(
         instance_err(&root("      - name: t\n        maxapplications: 5\n        queues:\n          - {name: a, maxapplications: 6}\n")),
         "queues[0].queues[0].queues[0].maxapplications: 6 exceeds maxapplications 5 of root.t"
     );
-    assert!(instance_err(&root("      - {name: a, maxapplications: 0}\n")).starts_with("queues[0].queues[0].maxapplications: must be at least 1"));
+    assert!(instance_err(&root("      - {name: a, maxapplications: 0}\n"))
+        .starts_with("queues[0].queues[0].maxapplications: must be at least 1"));
     assert!(instance_err(&root("      - name: a\n        resources: {max: {memory: 12Q}}\n"))
         .starts_with("queues[0].queues[0].resources.max.memory: invalid quantity \"12Q\""));
-    assert!(instance_err(&root("      - name: a\n        resources: {max: {vcore: -1}}\n")).starts_with("queues[0].queues[0].resources.max.vcore: negative quantity"));
+    assert!(instance_err(&root("      - name: a\n        resources: {max: {vcore: -1}}\n"))
+        .starts_with("queues[0].queues[0].resources.max.vcore: negative quantity"));
     assert!(instance_err(&root("      - name: a\n        resources: {max: {vcore: 2, cpu: 2}}\n"))
         .starts_with("queues[0].queues[0].resources.max.cpu: \"cpu\" names the same resource"));
     assert!(instance_err(&root("      - name: a\n        resources: {guaranteed: {cpu: 3}, max: {cpu: 2}}\n"))
@@ -447,18 +453,23 @@ fn validation_errors_name_the_path() {
         "      - name: t\n        resources: {guaranteed: {cpu: 2}}\n        queues:\n          - {name: a, resources: {guaranteed: {cpu: 1500m}}}\n          - {name: b, resources: {guaranteed: {cpu: 1}}}\n"
     ))
     .starts_with("queues[0].queues[0].resources.guaranteed.cpu: the children's guaranteed 2500m sum above"));
-    assert!(instance_err("  - name: root\n    resources: {max: {cpu: 1}}\n").starts_with("queues[0].resources: the root queue carries no resource limits"));
+    assert!(instance_err("  - name: root\n    resources: {max: {cpu: 1}}\n")
+        .starts_with("queues[0].resources: the root queue carries no resource limits"));
     assert!(instance_err("  - {name: a}\n  - {name: root}\n").starts_with("queues[1].name: root must be the only top-level queue"));
     assert!(instance_err("  - {name: Root}\n").starts_with("queues[0].name: the root queue is named \"root\""));
     assert!(instance_err("  - {name: root, parent: false}\n").starts_with("queues[0].parent: root must be a parent queue"));
-    assert!(instance_err(&root("      - name: a\n        parent: false\n        queues: [{name: b}]\n")).starts_with("queues[0].queues[0].parent: a queue with child queues cannot be a leaf"));
+    assert!(instance_err(&root("      - name: a\n        parent: false\n        queues: [{name: b}]\n"))
+        .starts_with("queues[0].queues[0].parent: a queue with child queues cannot be a leaf"));
     assert!(instance_err(&root("      - {name: a.b}\n")).starts_with("queues[0].queues[0].name: invalid queue name \"a.b\""));
     assert!(instance_err(&root("      - {name: a, limits: []}\n")).starts_with("queues[0].queues[0].limits: unknown field `limits`"));
     assert!(instance_err(&root("      - {name: a, properties: {priority.offset: 1, priority.offset: 2}}\n")).contains("duplicate key"));
-    assert!(yaml_err("partitions: [{name: a, queues: [{name: x}]}, {name: b, queues: [{name: y}]}]").starts_with("partitions: 2 partitions"));
+    assert!(
+        yaml_err("partitions: [{name: a, queues: [{name: x}]}, {name: b, queues: [{name: y}]}]").starts_with("partitions: 2 partitions")
+    );
     assert!(yaml_err("partitions: [{name: a, queues: [{name: root, queues: [{name: q, resources: {max: {vcore: x}}}]}]}]")
         .starts_with("partitions[0].queues[0].queues[0].resources.max.vcore: invalid quantity"));
-    assert!(yaml_err("partitions: [{name: a, queues: [{name: x, colour: red}]}]").starts_with("partitions[0].queues[0].colour: unknown field `colour`"));
+    assert!(yaml_err("partitions: [{name: a, queues: [{name: x, colour: red}]}]")
+        .starts_with("partitions[0].queues[0].colour: unknown field `colour`"));
     assert_eq!(instance_err(&root("      - name: a\n        properties: {preemption.delay: 30s}\n")), "accepted");
 }
 

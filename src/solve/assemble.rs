@@ -116,7 +116,8 @@ pub fn assemble(cycle: &Cycle, a: &Assignment, status: Status, gap: f64) -> Deci
                     .collect(),
             });
         } else {
-            unplaced.push(Unplaced { pod_group: grp.name.clone(), reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()) });
+            unplaced
+                .push(Unplaced { pod_group: grp.name.clone(), reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()) });
         }
     }
     let mut evictions = Vec::new();
@@ -124,10 +125,8 @@ pub fn assemble(cycle: &Cycle, a: &Assignment, status: Status, gap: f64) -> Deci
         let unit = &cycle.victims[u];
         for &p in &unit.pods {
             let by = preemptor(cycle, a, unit, inst.pods[p].node);
-            evictions.push(Eviction {
-                pod: inst.pods[p].name.clone(),
-                preemptor: by.map(|g| inst.groups[g].name.clone()).unwrap_or_default(),
-            });
+            evictions
+                .push(Eviction { pod: inst.pods[p].name.clone(), preemptor: by.map(|g| inst.groups[g].name.clone()).unwrap_or_default() });
         }
     }
     evictions.sort_by(|x, y| x.pod.cmp(&y.pod));

@@ -19,7 +19,8 @@ pub fn term1_bound(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Instant)
     let inst = cycle.inst;
     let n_nodes = inst.nodes.len();
     // Class of each node: the set of tasks whose filters it passes.
-    let tasks: Vec<TaskId> = cycle.pending.iter().flat_map(|&g| inst.groups[g].tasks.iter().copied()).filter(|&t| inst.tasks[t].count > 0).collect();
+    let tasks: Vec<TaskId> =
+        cycle.pending.iter().flat_map(|&g| inst.groups[g].tasks.iter().copied()).filter(|&t| inst.tasks[t].count > 0).collect();
     let mut classes: BTreeMap<Vec<bool>, Vec<NodeId>> = BTreeMap::new();
     for n in 0..n_nodes {
         let sig: Vec<bool> = tasks.iter().map(|&t| cycle.eligible[t].binary_search(&n).is_ok() && passes_filters(inst, t, n)).collect();
@@ -74,7 +75,8 @@ pub fn term1_bound(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Instant)
             }
         }
         for r in 0..inst.resources.len() {
-            let e: Vec<(usize, f64)> = here.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r] as f64)).collect();
+            let e: Vec<(usize, f64)> =
+                here.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r] as f64)).collect();
             if e.is_empty() {
                 continue;
             }
@@ -124,7 +126,9 @@ pub fn term1_bound(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Instant)
     // Integer weights: the bound rounds down to an integer (with a little slack for
     // floating point, never below a true optimum).
     match res.status {
-        MipStatus::Optimal | MipStatus::Interrupted if res.dual_bound.is_finite() => Some((res.dual_bound.max(res.objective) + 1e-6).floor()),
+        MipStatus::Optimal | MipStatus::Interrupted if res.dual_bound.is_finite() => {
+            Some((res.dual_bound.max(res.objective) + 1e-6).floor())
+        }
         _ => None,
     }
 }

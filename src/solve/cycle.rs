@@ -77,21 +77,13 @@ fn victim_units(inst: &Instance) -> Vec<VictimUnit> {
             }
             _ => {
                 if p.preemptible {
-                    units.push(VictimUnit {
-                        pods: vec![i],
-                        priority: p.priority,
-                        pending_group: p.group.filter(|&g| inst.is_pending(g)),
-                    });
+                    units.push(VictimUnit { pods: vec![i], priority: p.priority, pending_group: p.group.filter(|&g| inst.is_pending(g)) });
                 }
             }
         }
     }
     // Only units some pending preemptor could ever evict.
-    let top = inst
-        .pending_groups()
-        .filter(|&g| !inst.groups[g].preempt_never)
-        .map(|g| inst.groups[g].priority)
-        .max();
+    let top = inst.pending_groups().filter(|&g| !inst.groups[g].preempt_never).map(|g| inst.groups[g].priority).max();
     units.retain(|u| top.is_some_and(|t| u.priority < t));
     units
 }

@@ -71,8 +71,11 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         let k8s = super::k8s_preempt::preempt_in_order(&cycle).assignment;
         let kv = model.values_of(&cycle, &k8s);
         if let Some(kv) = model.verified(&kv) {
-            let better = super::assemble::objective(inst, &cycle.victims, &k8s).compare(&super::assemble::objective(inst, &cycle.victims, &greedy_a))
-                == std::cmp::Ordering::Greater;
+            let better = super::assemble::objective(inst, &cycle.victims, &k8s).compare(&super::assemble::objective(
+                inst,
+                &cycle.victims,
+                &greedy_a,
+            )) == std::cmp::Ordering::Greater;
             if !warm_ok || better {
                 greedy_a = k8s;
                 warm = kv;
@@ -82,7 +85,8 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         }
     }
     // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
-    let progress = Arc::new(Mutex::new(Progress { values: if warm_ok { Some(warm.clone()) } else { None }, gap: 1.0, ..Default::default() }));
+    let progress =
+        Arc::new(Mutex::new(Progress { values: if warm_ok { Some(warm.clone()) } else { None }, gap: 1.0, ..Default::default() }));
 
     // The MILP phase on a worker thread (HiGHS objects live and die there).
     let (tx, rx) = mpsc::channel();
@@ -205,7 +209,11 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         // The first tier is term 1 alone and the incumbent already meets the bound:
         // proven without touching the full model.
         let only_term1 = tier.names.iter().all(|n| n.starts_with("placed@"));
-        if only_term1 && incumbent.is_some() && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5) && t1_magnitude <= super::milp::EXACT_MAGNITUDE {
+        if only_term1
+            && incumbent.is_some()
+            && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5)
+            && t1_magnitude <= super::milp::EXACT_MAGNITUDE
+        {
             let val = tier_value(&tier.coefs, incumbent.as_ref().unwrap());
             mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
             let mut p = progress.lock().unwrap();
@@ -312,10 +320,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         // Proven when HiGHS says so with a solution we verified, or when its bound
         // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
         // nothing better found while the bound already meets the incumbent.
-        let bound_meets = tier.exact
-            && rel_gap == 0.0
-            && res.dual_bound.is_finite()
-            && value.is_some_and(|v| res.dual_bound < v + 0.999);
+        let bound_meets = tier.exact && rel_gap == 0.0 && res.dual_bound.is_finite() && value.is_some_and(|v| res.dual_bound < v + 0.999);
         let done = (res.status == MipStatus::Optimal && improved) || bound_meets;
         if tier.exact && !done {
             proven = false;

@@ -24,11 +24,7 @@ fn fmt_q(inst: &Instance, r: ResourceId, v: i64) -> String {
 
 fn needed_tasks(inst: &Instance, g: GroupId) -> Vec<TaskId> {
     let grp = &inst.groups[g];
-    grp.tasks
-        .iter()
-        .copied()
-        .filter(|&t| inst.tasks[t].count > 0 && (grp.policy == Policy::Basic || inst.tasks[t].min_count > 0))
-        .collect()
+    grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0 && (grp.policy == Policy::Basic || inst.tasks[t].min_count > 0)).collect()
 }
 
 fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
@@ -66,7 +62,8 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
     let tasks = needed_tasks(inst, g);
     // 0b. Required topology: some domain must have room for every needed task at all.
     if let (Some(l), None) = (grp.required, &cycle.pinned[g]) {
-        let doms_of = |t: TaskId| -> std::collections::BTreeSet<usize> { cycle.eligible[t].iter().filter_map(|&n| cycle.domain_of[l][n]).collect() };
+        let doms_of =
+            |t: TaskId| -> std::collections::BTreeSet<usize> { cycle.eligible[t].iter().filter_map(|&n| cycle.domain_of[l][n]).collect() };
         let mut common: Option<std::collections::BTreeSet<usize>> = None;
         for &t in &tasks {
             let d = doms_of(t);
@@ -123,7 +120,12 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
                     best
                 };
                 if best < q {
-                    req.push(format!("{} {} (most free on a matching node: {})", inst.resources[r], fmt_q(inst, r, q), fmt_q(inst, r, best)));
+                    req.push(format!(
+                        "{} {} (most free on a matching node: {})",
+                        inst.resources[r],
+                        fmt_q(inst, r, q),
+                        fmt_q(inst, r, best)
+                    ));
                 }
             }
             if req.is_empty() {

@@ -49,9 +49,8 @@ pub fn task_size(cycle: &Cycle, t: TaskId) -> f64 {
 /// Priority first, then decreasing minimum size, then FIFO.
 pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
     let inst = cycle.inst;
-    let size = |g: GroupId| -> f64 {
-        inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum()
-    };
+    let size =
+        |g: GroupId| -> f64 { inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum() };
     let mut order = cycle.pending.clone();
     order.sort_by(|&a, &b| {
         let (ga, gb) = (&inst.groups[a], &inst.groups[b]);

@@ -72,7 +72,13 @@ impl Mip {
             .collect();
         let name = |c: usize| names[c].clone();
         let term = |out: &mut String, first: bool, c: usize, v: f64| {
-            let sign = if v < 0.0 { "-" } else if first { "" } else { "+" };
+            let sign = if v < 0.0 {
+                "-"
+            } else if first {
+                ""
+            } else {
+                "+"
+            };
             let a = v.abs();
             if a == 1.0 {
                 let _ = write!(out, " {sign} {}", name(c));
@@ -251,7 +257,13 @@ fn info_i64(h: *mut c_void, name: &str) -> i64 {
 /// (give or take the time HiGHS takes to notice the interrupt).
 pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult {
     let n = mip.num_cols();
-    let fail = |status| MipResult { status, values: start.map(|s| s.to_vec()).unwrap_or_default(), objective: f64::NAN, dual_bound: f64::NAN, nodes: 0 };
+    let fail = |status| MipResult {
+        status,
+        values: start.map(|s| s.to_vec()).unwrap_or_default(),
+        objective: f64::NAN,
+        dual_bound: f64::NAN,
+        nodes: 0,
+    };
     let remaining = params.deadline.saturating_duration_since(Instant::now());
     if remaining.is_zero() {
         return fail(MipStatus::NoSolution);
@@ -296,7 +308,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
             n as HighsInt,
             mip.rows.len() as HighsInt,
             a_index.len() as HighsInt,
-            1, // column-wise
+            1,  // column-wise
             -1, // maximize
             0.0,
             mip.col_cost.as_ptr(),

@@ -171,7 +171,14 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
     let mut unit_evicted = vec![false; cycle.victims.len()];
     // Per bound pod: evicted in this cycle.
     let mut pod_evicted = vec![false; inst.pods.len()];
-    let mut run = Run { assignment: Assignment::empty(inst), notes: BTreeMap::new(), blocked: BTreeMap::new(), attempts: 0, evicted: 0, reprieved: 0 };
+    let mut run = Run {
+        assignment: Assignment::empty(inst),
+        notes: BTreeMap::new(),
+        blocked: BTreeMap::new(),
+        attempts: 0,
+        evicted: 0,
+        reprieved: 0,
+    };
     for g in greedy::ffd_order(cycle) {
         let grp = &inst.groups[g];
         if let Some(&m) = grp.bound.iter().find(|&&m| pod_evicted[m]) {

@@ -127,7 +127,12 @@ impl CycleModel {
                         per_dom.entry(cycle.domain_of[l][n].expect("eligible nodes have the slice label")).or_default().push(x[&(t, n)]);
                     }
                     for (d, cols) in per_dom {
-                        let s = mip.add_col(0.0, (task.count / k) as f64, true, format!("s[{}/{},{}]", grp.name, task.name, cycle.domain_names[l][d]));
+                        let s = mip.add_col(
+                            0.0,
+                            (task.count / k) as f64,
+                            true,
+                            format!("s[{}/{},{}]", grp.name, task.name, cycle.domain_names[l][d]),
+                        );
                         slices.push((t, d, s));
                         let mut e: Vec<(usize, f64)> = cols.iter().map(|&c| (c, 1.0)).collect();
                         e.push((s, -(k as f64)));
@@ -242,7 +247,8 @@ impl CycleModel {
                 if inst.shared[r] || st.free[r] == UNLIMITED {
                     continue;
                 }
-                let mut e: Vec<(usize, i64)> = vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r])).collect();
+                let mut e: Vec<(usize, i64)> =
+                    vars.iter().filter(|(t, _)| inst.tasks[*t].requests[r] > 0).map(|&(t, c)| (c, inst.tasks[t].requests[r])).collect();
                 let worst: f64 = e.iter().map(|&(c, q)| q as f64 * mip.col_upper[c]).sum();
                 if worst > st.free[r] as f64 {
                     let mut per_col: BTreeMap<usize, i64> = BTreeMap::new();
@@ -254,7 +260,8 @@ impl CycleModel {
                 }
             }
             for (si, &r) in cycle.shared_ids.iter().enumerate() {
-                let frac: Vec<(TaskId, usize)> = vars.iter().copied().filter(|(t, _)| (1..1000).contains(&inst.tasks[*t].requests[r])).collect();
+                let frac: Vec<(TaskId, usize)> =
+                    vars.iter().copied().filter(|(t, _)| (1..1000).contains(&inst.tasks[*t].requests[r])).collect();
                 let whole: Vec<(TaskId, usize)> = vars.iter().copied().filter(|(t, _)| inst.tasks[*t].requests[r] >= 1000).collect();
                 if frac.is_empty() && whole.is_empty() {
                     continue;
@@ -292,7 +299,12 @@ impl CycleModel {
                     for &(t, _) in &frac {
                         let q = inst.tasks[t].requests[r];
                         if q <= reach {
-                            let zc = mip.add_col(0.0, (reach / q).min(inst.tasks[t].count) as f64, true, format!("z[{}/{},{},{}]", inst.groups[inst.tasks[t].group].name, inst.tasks[t].name, inst.nodes[n].name, d));
+                            let zc = mip.add_col(
+                                0.0,
+                                (reach / q).min(inst.tasks[t].count) as f64,
+                                true,
+                                format!("z[{}/{},{},{}]", inst.groups[inst.tasks[t].group].name, inst.tasks[t].name, inst.nodes[n].name, d),
+                            );
                             block.z.push((t, d, zc));
                             per_task.entry(t).or_default().push((zc, -1.0));
                             row.push((zc, q as f64));
@@ -454,7 +466,11 @@ impl CycleModel {
                         *coefs.entry(col).or_default() += v * wi;
                     }
                 }
-                Tier { names: t.iter().map(|c| c.name.clone()).collect(), coefs: coefs.into_iter().filter(|&(_, v)| v != 0.0).collect(), exact: t[0].exact }
+                Tier {
+                    names: t.iter().map(|c| c.name.clone()).collect(),
+                    coefs: coefs.into_iter().filter(|&(_, v)| v != 0.0).collect(),
+                    exact: t[0].exact,
+                }
             })
             .collect()
     }
@@ -659,9 +675,11 @@ impl CycleModel {
                 let row = &mip.rows[i];
                 let s: f64 = row.entries.iter().map(|&(cc, k)| k * w[cc]).sum();
                 s >= row.lower - 1e-6 && s <= row.upper + 1e-6
-            }) && mip.exact_rows.iter().filter(|(e, _)| e.iter().any(|&(cc, _)| cc == c)).all(|(e, cap)| {
-                e.iter().map(|&(cc, q)| q as i128 * w[cc] as i128).sum::<i128>() <= *cap as i128
-            });
+            }) && mip
+                .exact_rows
+                .iter()
+                .filter(|(e, _)| e.iter().any(|&(cc, _)| cc == c))
+                .all(|(e, cap)| e.iter().map(|&(cc, q)| q as i128 * w[cc] as i128).sum::<i128>() <= *cap as i128);
             if ok {
                 undone += 1;
             } else {

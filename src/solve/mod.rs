@@ -43,7 +43,10 @@ pub mod solvers {
 
     /// All solvers, the exact one first.
     pub fn all() -> Vec<Box<dyn Solver>> {
-        vec![Box::new(super::exact::Exact), Box::new(super::greedy::FirstFitDecreasing), Box::new(super::k8s_preempt::K8sPreemption),
+        vec![
+            Box::new(super::exact::Exact),
+            Box::new(super::greedy::FirstFitDecreasing),
+            Box::new(super::k8s_preempt::K8sPreemption),
             Box::new(super::heuristics::k8s_pod::K8sPod { most_allocated: false }),
             Box::new(super::heuristics::k8s_pod::K8sPod { most_allocated: true }),
             Box::new(super::heuristics::k8s_podgroup::K8sPodGroup),
@@ -51,7 +54,8 @@ pub mod solvers {
             Box::new(super::heuristics::kueue::Kueue { least_free: true }),
             Box::new(super::heuristics::yunikorn::YuniKorn { binpacking: false }),
             Box::new(super::heuristics::yunikorn::YuniKorn { binpacking: true }),
-            Box::new(super::heuristics::bfd::BestFitDecreasing)]
+            Box::new(super::heuristics::bfd::BestFitDecreasing),
+        ]
     }
 
     pub fn by_name(name: &str) -> Option<Box<dyn Solver>> {

@@ -29,7 +29,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use tessera::decision::{EvictedRow, Objective, PlacedRow};
-use tessera::model::{DisruptionMode, GroupId, Instance, Node, Policy, Task, Taint, Toleration, PODS};
+use tessera::model::{DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS};
 
 /// How term 3 (extra pods) is optimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,9 +309,8 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
             continue;
         }
         let mut used = vec![vec![0i64; inst.resources.len()]; nn];
-        let mut bound_dev: Vec<Vec<Vec<i64>>> = (0..nn)
-            .map(|n| shared.iter().map(|&r| vec![0i64; (inst.nodes[n].allocatable[r] / 1000) as usize]).collect())
-            .collect();
+        let mut bound_dev: Vec<Vec<Vec<i64>>> =
+            (0..nn).map(|n| shared.iter().map(|&r| vec![0i64; (inst.nodes[n].allocatable[r] / 1000) as usize]).collect()).collect();
         for (pi, p) in inst.pods.iter().enumerate() {
             if evicted[pi] {
                 continue;
@@ -394,9 +393,7 @@ impl<'a> Search<'a> {
                     // outranks every member.
                     let members = &inst.groups[g].bound;
                     let top = members.iter().map(|&m| inst.pods[m].priority).max().unwrap();
-                    if !members.iter().all(|&m| inst.pods[m].preemptible)
-                        || !members.iter().any(|&m| self.needed(m, top))
-                    {
+                    if !members.iter().all(|&m| inst.pods[m].preemptible) || !members.iter().any(|&m| self.needed(m, top)) {
                         return false;
                     }
                     continue;
@@ -500,12 +497,8 @@ impl<'a> Search<'a> {
             }
         }
         if self.best.as_ref().map_or(true, |b| key > b.key) {
-            self.best = Some(Best {
-                key,
-                new_pods: self.new_pods.clone(),
-                evicted: self.evicted.clone(),
-                task_node: self.task_node.clone(),
-            });
+            self.best =
+                Some(Best { key, new_pods: self.new_pods.clone(), evicted: self.evicted.clone(), task_node: self.task_node.clone() });
         }
     }
 
@@ -551,9 +544,7 @@ impl<'a> Search<'a> {
         if ti == grp.tasks.len() {
             let ok = match grp.policy {
                 Policy::Basic => total >= 1,
-                Policy::Gang => {
-                    total >= inst.min_new_pods(g) && total + grp.bound.len() as i64 >= grp.min_count && total >= 1
-                }
+                Policy::Gang => total >= inst.min_new_pods(g) && total + grp.bound.len() as i64 >= grp.min_count && total >= 1,
             };
             if ok {
                 self.new_pods[gi] = total;
@@ -672,9 +663,8 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
     let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
     let nn = inst.nodes.len();
     // Device ids per (task, node): the i-th pod of task t on node n gets ids[t][n][i].
-    let mut ids: Vec<Vec<Vec<BTreeMap<String, Vec<usize>>>>> = (0..inst.tasks.len())
-        .map(|t| (0..nn).map(|n| vec![BTreeMap::new(); best.task_node[t][n] as usize]).collect())
-        .collect();
+    let mut ids: Vec<Vec<Vec<BTreeMap<String, Vec<usize>>>>> =
+        (0..inst.tasks.len()).map(|t| (0..nn).map(|n| vec![BTreeMap::new(); best.task_node[t][n] as usize]).collect()).collect();
     for n in 0..nn {
         for &r in &shared {
             let mut used = vec![0i64; (inst.nodes[n].allocatable[r] / 1000) as usize];

@@ -74,7 +74,11 @@ fn pods_fit(cycle: &Cycle, st: &NodeState, t: TaskId) -> i64 {
         if inst.shared[r] {
             let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
             let devs = &st.devices[si];
-            let fit = if q < 1000 { devs.iter().map(|&f| f.max(0) / q).sum::<i64>() } else { devs.iter().filter(|&&f| f == 1000).count() as i64 / (q / 1000) };
+            let fit = if q < 1000 {
+                devs.iter().map(|&f| f.max(0) / q).sum::<i64>()
+            } else {
+                devs.iter().filter(|&&f| f == 1000).count() as i64 / (q / 1000)
+            };
             best = best.min(fit);
         } else {
             best = best.min(st.free[r].max(0) / q);
@@ -97,7 +101,13 @@ fn tasks_of(cycle: &Cycle, g: GroupId) -> Vec<TaskId> {
 }
 
 /// Places group `g` on the nodes of `allowed` (first fit), on a copy; the copy if it fits.
-fn try_on(cycle: &Cycle, states: &[NodeState], g: GroupId, allowed: &[bool], fixed: Option<(usize, usize)>) -> Option<(Vec<NodeState>, Vec<NewPod>, Option<usize>)> {
+fn try_on(
+    cycle: &Cycle,
+    states: &[NodeState],
+    g: GroupId,
+    allowed: &[bool],
+    fixed: Option<(usize, usize)>,
+) -> Option<(Vec<NodeState>, Vec<NewPod>, Option<usize>)> {
     let mut trial = states.to_vec();
     let tasks = tasks_of(cycle, g);
     let (pods, dom) = place_group_min_first(cycle, &mut trial, g, &tasks, &|n| allowed[n], fixed, NodeRule::FirstFit)?;
