@@ -191,20 +191,16 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
     let mut exact_done = 0;
     let mut proven = true;
     let mut gap = 0.0;
-    let mut first_exact = true;
-    let mut first_tier_of_exact_seen = false;
     for tier in &tiers {
         if Instant::now() >= deadline {
             if tier.exact {
                 proven = false;
-                if first_exact {
+                if exact_done == 0 {
+                    // Nothing of the full model settled yet: the relaxation's gap.
                     gap = relax_gap(&incumbent).unwrap_or(1.0);
                 }
             }
             break;
-        }
-        if tier.exact {
-            first_exact = false;
         }
         // The first tier is term 1 alone and the incumbent already meets the bound:
         // proven without touching the full model.
@@ -219,7 +215,6 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             let mut p = progress.lock().unwrap();
             p.tiers_done.push(format!("{} (proven by the relaxation bound)", tier.names.join("+")));
             exact_done += 1;
-            first_exact = false;
             p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
             p.gap = gap;
             continue;
@@ -236,14 +231,13 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         if tier.exact {
             let mut p = progress.lock().unwrap();
             p.live = Some((Arc::clone(&live), tier.coefs.clone()));
-            if !first_tier_of_exact_seen {
+            if exact_done == 0 {
                 // Before any bound of the full model: the relaxation's, if any.
                 p.gap = relax_gap(&incumbent).unwrap_or(1.0);
             } else {
                 p.gap = 1.0;
             }
         }
-        first_tier_of_exact_seen = true;
         // Term 4 is a tie-break: it may not hold the answer back for long once terms
         // 1-3 are settled (a quarter of the time spent so far, between 200 ms and 1 s).
         let tier_deadline = if tier.exact {
