@@ -37,6 +37,9 @@ pub struct Cycle<'a> {
     pub victims: Vec<VictimUnit>,
     /// Per node: the victim units with a pod there.
     pub victims_on: Vec<Vec<usize>>,
+    /// Per group: a reason found while screening topology candidates (no domain of its
+    /// required level can hold it even alone), used first by the explanations.
+    pub notes: Vec<Option<String>>,
 }
 
 /// Pods evicted together: one pod (`disruptionMode: Pod`), or every bound member of a
@@ -230,6 +233,7 @@ impl<'a> Cycle<'a> {
             pinned,
             victims,
             victims_on,
+            notes: vec![None; inst.groups.len()],
         };
         // Eligibility of every (task, node) pair: independent checks, run in parallel;
         // collected in task order, so the result does not depend on the thread count.

@@ -59,7 +59,13 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let hard_deadline = start + budget;
     let deadline = hard_deadline.checked_sub(reserve).unwrap_or(hard_deadline).max(start);
     let rel_gap = cfg.relative_gap(inst);
-    let cycle = Cycle::new(inst);
+    let mut cycle = Cycle::new(inst);
+    // Topology: screen every (group, domain) pair of a required level and drop the
+    // domains a group cannot use even alone (exact; see candidates.rs).
+    let screen_start = Instant::now();
+    let screening = prepare_topology(&mut cycle, start + budget / 10);
+    let screen_millis = screen_start.elapsed().as_millis() as u64;
+    let eligible = Arc::new((cycle.eligible.clone(), cycle.notes.clone()));
     let model = Arc::new(CycleModel::build(&cycle));
     // Warm start: the best verified of the greedy variants (no evictions) and the
     // Kubernetes-style preemption baseline (evictions, reprieved).
@@ -96,10 +102,13 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         // The worker may outlive this call (we stop waiting at the deadline), so it owns
         // its own copy of the instance.
         let inst = Arc::new(inst.clone());
+        let eligible = Arc::clone(&eligible);
         std::thread::Builder::new()
             .name("tessera-milp".into())
             .spawn(move || {
-                let cycle = Cycle::new(&inst);
+                let mut cycle = Cycle::new(&inst);
+                cycle.eligible = eligible.0.clone();
+                cycle.notes = eligible.1.clone();
                 run_tiers(&cycle, &model, &progress, deadline, rel_gap);
                 let _ = tx.send(());
             })
@@ -148,6 +157,9 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     }
     d.stats.insert("termsProven".into(), proven_terms.into());
     d.stats.insert("mipNodes".into(), p.nodes.into());
+    if let Some(s) = &screening {
+        screening_stats(&mut d, s, screen_millis);
+    }
     if let Some(b) = p.term1_bound {
         d.stats.insert("term1Bound".into(), b.into());
     }
@@ -355,6 +367,29 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
     let mut p = progress.lock().unwrap();
     p.proven_exact = proven && exact_done == exact_total && incumbent.is_some() && gap == 0.0;
     p.gap = gap;
+}
+
+/// Screens the candidate domains of required levels and prunes the cycle by them;
+/// `None` when no pending group has a required level.
+pub(super) fn prepare_topology(cycle: &mut Cycle, deadline: Instant) -> Option<super::candidates::Screening> {
+    if !cycle.pending.iter().any(|&g| cycle.inst.groups[g].required.is_some()) {
+        return None;
+    }
+    let topo = super::topology::TopologyGraph::new(cycle);
+    let s = super::candidates::screen(cycle, &topo, deadline);
+    super::candidates::prune(cycle, &s);
+    Some(s)
+}
+
+pub(super) fn screening_stats(d: &mut Decision, s: &super::candidates::Screening, millis: u64) {
+    use super::candidates::Verdict;
+    let all = s.candidates.iter().flatten();
+    let count = |v: Verdict| s.candidates.iter().flatten().filter(|c| c.verdict == v).count();
+    d.stats.insert("candidateDomains".into(), all.count().into());
+    d.stats.insert("candidatesInfeasible".into(), count(Verdict::Infeasible).into());
+    d.stats.insert("candidatesUnknown".into(), count(Verdict::Unknown).into());
+    d.stats.insert("candidateSubModels".into(), s.sub_models.into());
+    d.stats.insert("screenMillis".into(), millis.into());
 }
 
 /// The incumbent with elastic pods added greedily, if that keeps every row of the model

@@ -83,6 +83,10 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
             return format!("no single {} has nodes for every task ({})", inst.levels[l], per.join("; "));
         }
     }
+    // 1a. Screening of the required level's domains: none holds it even alone.
+    if let Some(note) = cycle.notes.get(g).cloned().flatten() {
+        return note;
+    }
     // 1. Filters.
     for &t in &tasks {
         let task = &inst.tasks[t];

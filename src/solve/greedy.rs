@@ -177,11 +177,38 @@ pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Op
     place_group_ranked(cycle, states, g, None)
 }
 
+/// Whether group `g` fits alone in domain `dom` of its required level by this greedy
+/// rule (a proof of feasibility when it does; nothing when it does not). `states` is
+/// left as it was.
+pub fn fits_alone_in(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, dom: usize) -> bool {
+    let l = match cycle.inst.groups[g].required {
+        Some(l) => l,
+        None => return false,
+    };
+    let saved: Vec<(NodeId, NodeState)> = cycle.domain_nodes[l][dom].iter().map(|&n| (n, states[n].clone())).collect();
+    let ok = place_group_in(cycle, states, g, None, Some(dom)).is_some();
+    for (n, st) in saved {
+        states[n] = st;
+    }
+    ok
+}
+
 fn place_group_ranked(
     cycle: &Cycle,
     states: &mut Vec<NodeState>,
     g: GroupId,
     node_rank: Option<&[usize]>,
+) -> Option<(Vec<NewPod>, Option<usize>)> {
+    place_group_in(cycle, states, g, node_rank, None)
+}
+
+/// [`place_group_ranked`] trying only domain `only` of the required level when given.
+fn place_group_in(
+    cycle: &Cycle,
+    states: &mut Vec<NodeState>,
+    g: GroupId,
+    node_rank: Option<&[usize]>,
+    only: Option<usize>,
 ) -> Option<(Vec<NewPod>, Option<usize>)> {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
@@ -207,6 +234,10 @@ fn place_group_ranked(
                 doms.into_iter().map(Some).collect()
             }
         },
+    };
+    let candidates: Vec<Option<usize>> = match only {
+        Some(d) => candidates.into_iter().filter(|&c| c == Some(d)).collect(),
+        None => candidates,
     };
     for dom in candidates {
         let allowed = |t: TaskId| -> Vec<NodeId> {

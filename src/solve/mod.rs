@@ -65,6 +65,7 @@ pub mod solvers {
 
 mod assemble;
 mod bound;
+mod candidates;
 mod cycle;
 mod exact;
 mod explain;
@@ -73,6 +74,7 @@ mod heuristics;
 mod highs;
 mod k8s_preempt;
 mod milp;
+mod topology;
 mod tuning;
 
 /// The cycle MILP of an instance in CPLEX LP format, all objective components merged
