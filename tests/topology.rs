@@ -1,0 +1,308 @@
+//! Hand-computed topology cases (issue 3): required / preferred levels, slices,
+//! bound members, nodes without labels, and the per-level explanations. Each comment
+//! shows the arithmetic of the expected optimum; every decision passes the validator.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tessera::decision::{Decision, PlacedRow, Placement, Status};
+use tessera::{check, solvers, Instance, SolveConfig};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+fn parse(yaml: &str) -> Instance {
+    Instance::from_text(yaml).unwrap_or_else(|e| panic!("test instance does not parse: {e}\n{yaml}"))
+}
+
+fn run(solver: &str, inst: &Instance) -> Decision {
+    let cfg = SolveConfig { time_limit: Some(Duration::from_secs(60)), ..Default::default() };
+    solvers::by_name(solver).unwrap_or_else(|| panic!("no solver {solver:?}")).solve(inst, &cfg)
+}
+
+fn rows(want: &[(i64, i64, i64)]) -> Vec<PlacedRow> {
+    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority, placed, pending }).collect()
+}
+
+/// Solves with the exact solver and asserts: Optimal, valid, objective = hand value
+/// (`want`: (priority, placed, pending) rows highest first; no evictions; `extra` pods).
+fn exact(yaml: &str, want: &[(i64, i64, i64)], extra: i64) -> (Instance, Decision) {
+    let inst = parse(yaml);
+    let d = run("exact", &inst);
+    let shown = d.to_yaml();
+    assert_eq!(d.status, Status::Optimal, "exact solver did not prove optimality:\n{shown}");
+    let report = check::check(&inst, &d);
+    assert!(report.violations.is_empty(), "validator rejects the exact decision: {:#?}\n{shown}", report.violations);
+    assert_eq!(d.objective.placed_by_priority, rows(want), "placedByPriority differs from the hand value:\n{shown}");
+    assert!(d.objective.evicted_by_priority.is_empty(), "no eviction was expected:\n{shown}");
+    assert!(d.evictions.is_empty(), "no eviction was expected:\n{shown}");
+    assert_eq!(d.objective.extra_pods, extra, "extraPods differs from the hand value:\n{shown}");
+    // Every pending group is accounted for exactly once.
+    let placed = d.placements.len() as i64;
+    let want_placed: i64 = want.iter().map(|r| r.1).sum();
+    let want_pending: i64 = want.iter().map(|r| r.2).sum();
+    assert_eq!(placed, want_placed, "number of placements:\n{shown}");
+    assert_eq!(placed + d.unplaced.len() as i64, want_pending, "placed + unplaced != pending:\n{shown}");
+    (inst, d)
+}
+
+fn placement<'a>(d: &'a Decision, group: &str) -> &'a Placement {
+    d.placements.iter().find(|p| p.pod_group == group).unwrap_or_else(|| panic!("group {group} is not placed:\n{}", d.to_yaml()))
+}
+
+fn is_placed(d: &Decision, group: &str) -> bool {
+    d.placements.iter().any(|p| p.pod_group == group)
+}
+
+/// Node -> number of new pods of `group`/`task` on it.
+fn per_node(d: &Decision, group: &str, task: &str) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for p in placement(d, group).pods.iter().filter(|p| p.task == task) {
+        *m.entry(p.node.clone()).or_default() += 1;
+    }
+    m
+}
+
+fn counts(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
+    pairs.iter().map(|&(n, c)| (n.to_string(), c)).collect()
+}
+
+/// The group is unplaced, with a non-empty reason containing every fragment.
+fn assert_unplaced(d: &Decision, group: &str, fragments: &[&str]) {
+    assert!(!is_placed(d, group), "group {group} should not be placed:\n{}", d.to_yaml());
+    let u = d
+        .unplaced
+        .iter()
+        .find(|u| u.pod_group == group)
+        .unwrap_or_else(|| panic!("group {group} is missing from unplaced:\n{}", d.to_yaml()));
+    assert!(!u.reason.trim().is_empty(), "group {group} has an empty reason");
+    for f in fragments {
+        assert!(u.reason.contains(f), "reason of {group} should mention {f:?}: {:?}", u.reason);
+    }
+}
+
+/// ffd on the same instance: its decision passes the validator and is strictly worse
+/// than the exact one on terms 1-3.
+fn assert_ffd_worse(inst: &Instance, exact: &Decision) -> Decision {
+    let f = run("ffd", inst);
+    let report = check::check(inst, &f);
+    assert!(report.violations.is_empty(), "validator rejects the ffd decision: {:#?}\n{}", report.violations, f.to_yaml());
+    assert_eq!(f.objective, report.objective, "ffd misreports its objective");
+    assert_eq!(
+        f.objective.compare(&exact.objective),
+        Ordering::Less,
+        "ffd should be worse than the optimum here:\nffd: {:?}\nexact: {:?}",
+        f.objective,
+        exact.objective
+    );
+    assert_eq!(exact.objective.compare(&f.objective), Ordering::Greater);
+    f
+}
+
+// ---------------------------------------------------------------------------------------
+// Topology cases (issue 3)
+// ---------------------------------------------------------------------------------------
+
+/// Racks (by pending pods of 1 cpu they hold) with free capacity 3, 3, 2, 1 and a 7-pod
+/// gang with a *preferred* rack: the fewest racks.
+/// r1 = {r1-a: 2, r1-b: 1} = 3, r2 = {r2-a: 3} = 3, r3 = {r3-a: 1, r3-b: 1} = 2, r4 = {r4-a: 1}.
+/// Two racks hold at most 3 + 3 = 6 < 7, so at least 3 racks; 3 + 3 + 1 = 7 does it (r1, r2
+/// and one pod in r3 or r4). Fewest racks = 3, so r1 and r2 are both full (any 3-rack
+/// choice without both of them holds at most 3 + 2 + 1 = 6).
+/// Objective: [0: 1/1], extraPods 0.
+#[test]
+fn preferred_rack_uses_the_fewest_racks() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: r3-a, labels: {example.com/rack: r3}, allocatable: {cpu: "1"}}
+  - {name: r4-a, labels: {example.com/rack: r4}, allocatable: {cpu: "1"}}
+  - {name: r1-a, labels: {example.com/rack: r1}, allocatable: {cpu: "2"}}
+  - {name: r1-b, labels: {example.com/rack: r1}, allocatable: {cpu: "1"}}
+  - {name: r3-b, labels: {example.com/rack: r3}, allocatable: {cpu: "1"}}
+  - {name: r2-a, labels: {example.com/rack: r2}, allocatable: {cpu: "3"}}
+podGroups:
+  - name: job
+    topology: {preferred: example.com/rack}
+    tasks: [{name: w, count: 7, requests: {cpu: "1"}}]
+"#,
+        &[(0, 1, 1)],
+        0,
+    );
+    let racks = racks_used(&d, "job");
+    assert_eq!(racks.len(), 3, "fewest racks is 3: {racks:?}\n{}", d.to_yaml());
+    let pods = per_node(&d, "job", "w");
+    assert_eq!(pods.get("r1-a"), Some(&2));
+    assert_eq!(pods.get("r1-b"), Some(&1));
+    assert_eq!(pods.get("r2-a"), Some(&3));
+}
+
+fn racks_used(d: &Decision, group: &str) -> std::collections::BTreeSet<String> {
+    placement(d, group).pods.iter().map(|p| p.node.split('-').next().unwrap().to_string()).collect()
+}
+
+/// Two gangs competing for racks. r1 = {r1-a: 4 cpu}, r2 = {r2-a: 2 cpu}.
+/// hi (priority 10): 2 pods of 1 cpu, required rack: fits r1 or r2.
+/// lo (priority 0): 4 pods of 1 cpu, required rack: fits only r1 (r2 has 2 < 4).
+/// Gang by gang (hi first, first fitting rack r1) leaves r1 with 2 free: lo fails.
+/// Jointly: hi in r2, lo in r1: both placed. Objective: [10: 1/1, 0: 1/1], extraPods 0.
+#[test]
+fn competing_gangs_need_a_joint_rack_choice() {
+    let (inst, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: r1-a, labels: {example.com/rack: r1}, allocatable: {cpu: "4"}}
+  - {name: r2-a, labels: {example.com/rack: r2}, allocatable: {cpu: "2"}}
+podGroups:
+  - {name: hi, priority: 10, topology: {required: example.com/rack}, tasks: [{name: w, count: 2, requests: {cpu: "1"}}]}
+  - {name: lo, priority: 0, topology: {required: example.com/rack}, tasks: [{name: w, count: 4, requests: {cpu: "1"}}]}
+"#,
+        &[(10, 1, 1), (0, 1, 1)],
+        0,
+    );
+    assert_eq!(per_node(&d, "hi", "w"), counts(&[("r2-a", 2)]));
+    assert_eq!(per_node(&d, "lo", "w"), counts(&[("r1-a", 4)]));
+    assert_ffd_worse(&inst, &d);
+}
+
+/// Multi-level: required block, preferred rack, slices of 2 pods per host.
+/// job: 8 pods of 1 cpu. Block b1 (listed first, 9 cpu free, enough by raw capacity):
+/// hosts of 3, 3, 3 cpu hold one slice of 2 each = 6 < 8 pods: b1 fails.
+/// Block b2: r3 = {h3a: 4, h3b: 4}, r4 = {h4a: 4}: 2 + 2 + 2 slices = 12 >= 8: fits.
+/// Preferred rack: r3 alone holds 4 + 4 = 8 -> one rack; so 4 pods on h3a and h3b.
+/// Objective: [0: 1/1], extraPods 0.
+#[test]
+fn multi_level_block_rack_host_slices() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/block, example.com/rack]}
+nodes:
+  - {name: h1a, labels: {example.com/block: b1, example.com/rack: r1}, allocatable: {cpu: "3"}}
+  - {name: h1b, labels: {example.com/block: b1, example.com/rack: r1}, allocatable: {cpu: "3"}}
+  - {name: h2a, labels: {example.com/block: b1, example.com/rack: r2}, allocatable: {cpu: "3"}}
+  - {name: h4a, labels: {example.com/block: b2, example.com/rack: r4}, allocatable: {cpu: "4"}}
+  - {name: h3a, labels: {example.com/block: b2, example.com/rack: r3}, allocatable: {cpu: "4"}}
+  - {name: h3b, labels: {example.com/block: b2, example.com/rack: r3}, allocatable: {cpu: "4"}}
+podGroups:
+  - name: job
+    topology: {required: example.com/block, preferred: example.com/rack}
+    tasks: [{name: w, count: 8, requests: {cpu: "1"}, slice: {topology: kubernetes.io/hostname, size: 2}}]
+"#,
+        &[(0, 1, 1)],
+        0,
+    );
+    assert_eq!(placement(&d, "job").domains.get("example.com/block").map(String::as_str), Some("b2"));
+    assert_eq!(per_node(&d, "job", "w"), counts(&[("h3a", 4), ("h3b", 4)]));
+}
+
+/// Bound members pin the domain, even to a worse one.
+/// Levels block > rack. job: count 4, minCount 3, 1 cpu, required block; one bound member
+/// on b2's node (b2-a: 3 cpu, 1 used -> 2 free). The task minimum is 3 new pods (a task's
+/// minCount counts new pods), and b2 has 2 free: unplaced, although b1 (16 cpu) could hold
+/// all. The reason names the block level and b2.
+/// other: 2 pods of 1 cpu, required block, no bound member -> placed (b1 or b2).
+/// Objective: [0: 1/2], extraPods 0.
+#[test]
+fn bound_member_pins_the_block_too_small() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/block, example.com/rack]}
+nodes:
+  - {name: b1-a, labels: {example.com/block: b1, example.com/rack: r1}, allocatable: {cpu: "16"}}
+  - {name: b2-a, labels: {example.com/block: b2, example.com/rack: r2}, allocatable: {cpu: "3"}}
+podGroups:
+  - name: job
+    topology: {required: example.com/block}
+    tasks: [{name: w, count: 4, minCount: 3, requests: {cpu: "1"}}]
+  - {name: other, topology: {required: example.com/block}, tasks: [{name: w, count: 2, requests: {cpu: "1"}}]}
+pods:
+  - {name: job-0, node: b2-a, podGroup: job, task: w, requests: {cpu: "1"}}
+"#,
+        &[(0, 1, 2)],
+        0,
+    );
+    assert_unplaced(&d, "job", &["example.com/block", "b2"]);
+}
+
+/// Slices that do not divide the count evenly.
+/// w: count 10, minCount 6, slices of 4 pods per host, 1 cpu each. Hosts h1: 8, h2: 3,
+/// h3: 4 cpu. Per host a multiple of 4: h1 in {0, 4, 8}, h2 {0}, h3 {0, 4}; at most 10
+/// pods in all -> 8 (8 + 4 = 12 > 10). The minimum 6 rounds up to 8 anyway.
+/// extraPods = 8 - 6 = 2. Objective: [0: 1/1], extraPods 2.
+#[test]
+fn slices_do_not_divide_the_count() {
+    let (_, d) = exact(
+        r#"
+nodes:
+  - {name: h1, allocatable: {cpu: "8"}}
+  - {name: h2, allocatable: {cpu: "3"}}
+  - {name: h3, allocatable: {cpu: "4"}}
+podGroups:
+  - name: job
+    tasks: [{name: w, count: 10, minCount: 6, requests: {cpu: "1"}, slice: {topology: kubernetes.io/hostname, size: 4}}]
+"#,
+        &[(0, 1, 1)],
+        2,
+    );
+    let pods = per_node(&d, "job", "w");
+    assert!(pods.values().all(|&k| k % 4 == 0), "{pods:?}");
+    assert_eq!(pods.values().sum::<usize>(), 8);
+    assert_eq!(pods.get("h2"), None);
+}
+
+/// Nodes lacking the level's label belong to no domain.
+/// loose: no rack label, 10 cpu; r1-a, r2-a: 2 cpu each.
+/// req: 3 pods of 1 cpu, required rack: racks hold 2 each -> unplaced (loose does not
+///   count), the reason names the rack level.
+/// pref: 3 pods of 1 cpu, preferred rack: may use loose; on loose it uses no rack at all
+///   (0 domains), the fewest possible -> all 3 on loose.
+/// Objective: [0: 1/2], extraPods 0.
+#[test]
+fn nodes_without_the_label_are_in_no_domain() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: r1-a, labels: {example.com/rack: r1}, allocatable: {cpu: "2"}}
+  - {name: loose, allocatable: {cpu: "10"}}
+  - {name: r2-a, labels: {example.com/rack: r2}, allocatable: {cpu: "2"}}
+podGroups:
+  - {name: req, topology: {required: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
+  - {name: pref, topology: {preferred: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
+"#,
+        &[(0, 1, 2)],
+        0,
+    );
+    assert_unplaced(&d, "req", &["example.com/rack"]);
+    assert_eq!(per_node(&d, "pref", "w"), counts(&[("loose", 3)]));
+}
+
+/// The explanation names the level, the requirement and the closest domains.
+/// 16 pods of 1 nvidia.com/gpu (a plain resource here), required rack.
+/// r1 = {r1-a: 8 gpu, r1-b: 8 gpu with 4 used} = 12 free; r2 = {r2-a: 8} = 8 free.
+/// No rack holds 16: unplaced; closest r1 (12 of 16), then r2 (8 of 16).
+/// Objective: [0: 0/1], extraPods 0.
+#[test]
+fn explanation_names_the_level_and_the_closest_domains() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: r2-a, labels: {example.com/rack: r2}, allocatable: {cpu: "64", nvidia.com/gpu: "8"}}
+  - {name: r1-a, labels: {example.com/rack: r1}, allocatable: {cpu: "64", nvidia.com/gpu: "8"}}
+  - {name: r1-b, labels: {example.com/rack: r1}, allocatable: {cpu: "64", nvidia.com/gpu: "8"}}
+podGroups:
+  - {name: big, topology: {required: example.com/rack}, tasks: [{name: w, count: 16, requests: {cpu: "1", nvidia.com/gpu: "1"}}]}
+pods:
+  - {name: other-0, node: r1-b, requests: {cpu: "1", nvidia.com/gpu: "4"}}
+"#,
+        &[(0, 0, 1)],
+        0,
+    );
+    assert_unplaced(&d, "big", &["required example.com/rack", "rack r1: ", "needs 16 nvidia.com/gpu, has 12 free", "r2"]);
+    let why = &d.unplaced[0].reason;
+    assert!(why.find("r1:").unwrap() < why.find("r2:").unwrap(), "closest first: {why}");
+}
