@@ -17,6 +17,9 @@
 //!   gangs, non-preemptible system and infrastructure pods, priorities 0/100/1000) and
 //!   pending gangs at 1000/10000/100000 (some `Never`, some required rack) whose demand
 //!   exceeds the free capacity, so that most of them need evictions;
+//! - `topo-512`, `topo-4096`: zones > blocks > racks of 16 GPU nodes, pre-occupied per
+//!   rack, with gangs of 8-256 pods under required/preferred topology and host slices
+//!   (`generate/topo.rs`);
 //! - `hetero-trap`: small instances where placing a heterogeneous gang task by task,
 //!   largest task first, first-fit over nodes in input order, fails although a placement
 //!   exists.
@@ -79,7 +82,19 @@ const CLASSES: &[Class] = &[
         about: "1024 CPU/GPU nodes (zone/rack), 60-90 % occupied by lower-priority pods (Pod and PodGroup disruption, non-preemptible system pods, 3 levels); 60-80 higher-priority gangs (some Never, some required rack) that mostly need evictions",
         build: |r| gen_preempt(r, 1024, (60, 80)),
     },
+    Class {
+        name: "topo-512",
+        about: "512 GPU nodes as 2 zones > 4 blocks > 4 racks of 16, 45-85 % occupied per rack (non-preemptible); 20-30 gangs of 8-256 pods, required rack/block/zone, preferred rack/block, host slices",
+        build: |r| topo::gen_topo(r, 2, 4, 4, (20, 30)),
+    },
+    Class {
+        name: "topo-4096",
+        about: "4096 GPU nodes as 4 zones > 8 blocks > 8 racks of 16, 45-85 % occupied per rack (non-preemptible); 180-220 gangs of 8-256 pods, required rack/block/zone, preferred rack/block, host slices",
+        build: |r| topo::gen_topo(r, 4, 8, 8, (180, 220)),
+    },
 ];
+
+mod topo;
 
 /// Names of all instance classes.
 pub fn classes() -> Vec<&'static str> {
@@ -1609,6 +1624,8 @@ mod tests {
             ("rack-256", 1, 13936823619375016696),
             ("hetero-trap", 1, 13184376645843295747),
             ("preempt-256", 1, 8806117829184649194),
+            ("topo-512", 1, 8731718283650777792),
+            ("topo-4096", 1, 6179167110081993045),
         ];
         let mut got = Vec::new();
         for &(class, seed, _) in expect {
@@ -1616,6 +1633,23 @@ mod tests {
         }
         let want: Vec<(&str, u64, u64)> = expect.to_vec();
         assert_eq!(got, want, "generator output changed; if intended, update the fingerprints");
+    }
+
+    #[test]
+    fn topo_classes_have_three_levels_and_mixed_constraints() {
+        for seed in 0..3 {
+            let (_, inst) = valid("topo-512", seed);
+            assert_eq!(inst.nodes.len(), 512);
+            assert_eq!(inst.levels.len(), 4, "zone, block, rack + hostname");
+            let pending: Vec<usize> = inst.pending_groups().collect();
+            assert!((20..=30).contains(&pending.len()));
+            let req = |l: usize| pending.iter().filter(|&&g| inst.groups[g].required == Some(l)).count();
+            assert!(req(0) + req(1) + req(2) > 0, "seed {seed}: required levels");
+            assert!(pending.iter().any(|&g| inst.groups[g].preferred.is_some()), "seed {seed}: preferred");
+            assert!(inst.tasks.iter().any(|t| t.slice.is_some()), "seed {seed}: slices");
+            // Every node has a zone.
+            assert!((0..512).all(|n| inst.domain_of(n, 0).is_some()));
+        }
     }
 
     #[test]

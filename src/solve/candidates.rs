@@ -245,6 +245,7 @@ fn exact_alone(cycle: &Cycle, g: GroupId, l: usize, d: usize, deadline: Instant)
         victims: Vec::new(),
         victims_on: vec![Vec::new(); inst.nodes.len()],
         notes: Vec::new(),
+        max_allocatable: cycle.max_allocatable.clone(),
     };
     let model = CycleModel::build(&sub);
     let mut mip = model.mip.clone();

@@ -40,6 +40,8 @@ pub struct Cycle<'a> {
     /// Per group: a reason found while screening topology candidates (no domain of its
     /// required level can hold it even alone), used first by the explanations.
     pub notes: Vec<Option<String>>,
+    /// Per resource: the largest allocatable of any node (pod sizes are relative to it).
+    pub max_allocatable: Vec<i64>,
 }
 
 /// Pods evicted together: one pod (`disruptionMode: Pod`), or every bound member of a
@@ -234,6 +236,7 @@ impl<'a> Cycle<'a> {
             victims,
             victims_on,
             notes: vec![None; inst.groups.len()],
+            max_allocatable: (0..inst.resources.len()).map(|r| inst.nodes.iter().map(|n| n.allocatable[r]).max().unwrap_or(0)).collect(),
         };
         // Eligibility of every (task, node) pair: independent checks, run in parallel;
         // collected in task order, so the result does not depend on the thread count.

@@ -63,8 +63,23 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     // Topology: screen every (group, domain) pair of a required level and drop the
     // domains a group cannot use even alone (exact; see candidates.rs).
     let screen_start = Instant::now();
-    let screening = prepare_topology(&mut cycle, start + budget / 10);
+    let topology = prepare_topology(&mut cycle, start + budget / 10);
     let screen_millis = screen_start.elapsed().as_millis() as u64;
+    // Large cycles without victims: master over domain choices, then the joint model
+    // restricted to the chosen domains (decompose.rs). `unrestricted` is kept for the
+    // explanations of the final decision.
+    let unrestricted = cycle.eligible.clone();
+    let mut master: Option<super::decompose::Master> = None;
+    let mut full_greedy: Option<Assignment> = None;
+    if let Some((topo, s)) = topology.as_ref().filter(|_| super::decompose::applies(&cycle)) {
+        let hint = greedy::best_start(&cycle);
+        let remaining = hard_deadline.saturating_duration_since(Instant::now());
+        let m = super::decompose::solve_master(&cycle, topo, s, &hint, Instant::now() + remaining * 2 / 5);
+        cycle.eligible = super::decompose::restrict(&cycle, &m, &hint);
+        master = Some(m);
+        full_greedy = Some(hint);
+    }
+    let screening = topology.map(|t| t.1);
     let eligible = Arc::new((cycle.eligible.clone(), cycle.notes.clone()));
     let model = Arc::new(CycleModel::build(&cycle));
     // Warm start: the best verified of the greedy variants (no evictions) and the
@@ -73,6 +88,21 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let mut warm = model.values_of(&cycle, &greedy_a);
     let mut warm_ok = model.verified(&warm).is_some();
     let mut warm_from = "greedy";
+    // The greedy of the whole cycle stays feasible in the restricted model (its domains
+    // are kept): a floor under the decomposed result.
+    if let Some(fg) = full_greedy.take() {
+        let fv = model.values_of(&cycle, &fg);
+        if let Some(fv) = model.verified(&fv) {
+            let better =
+                super::assemble::objective(inst, &cycle.victims, &fg).compare(&super::assemble::objective(inst, &cycle.victims, &greedy_a))
+                    == std::cmp::Ordering::Greater;
+            if !warm_ok || better {
+                greedy_a = fg;
+                warm = fv;
+                warm_ok = true;
+            }
+        }
+    }
     if !cycle.victims.is_empty() {
         let k8s = super::k8s_preempt::preempt_in_order(&cycle).assignment;
         let kv = model.values_of(&cycle, &k8s);
@@ -140,6 +170,29 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         // The greedy start failed our own row check (a modelling bug): refuse to guess.
         None => (Assignment::empty(inst), Status::Feasible, 1.0),
     };
+    // Decomposed: terms are proven against the master bound, not the restricted model.
+    let (status, gap, decomposed_terms) = match &master {
+        Some(m) if p.values.is_some() => {
+            let got = super::decompose::placed_by_level(&cycle, &assignment, &m.bounds);
+            let w = super::decompose::level_weights(&cycle, &m.bounds);
+            let bound: f64 = m.bounds.iter().zip(&w).map(|(b, w)| b.1 as f64 * w).sum();
+            let value: f64 = got.iter().zip(&w).map(|(&k, w)| k as f64 * w).sum();
+            let term1 = m.proven && got.iter().zip(&m.bounds).all(|(&k, b)| k >= b.1);
+            // Term 2 is 0 (no victims); term 3 is settled only when no group is elastic.
+            let rigid = cycle.pending.iter().all(|&g| inst.max_new_pods(g) == inst.min_new_pods(g));
+            let terms: Vec<i64> = if term1 && rigid {
+                vec![1, 2, 3]
+            } else if term1 {
+                vec![1, 2]
+            } else {
+                vec![]
+            };
+            let st = if terms.len() == 3 { Status::Optimal } else { Status::Feasible };
+            (st, if term1 { 0.0 } else { relative_gap(bound, value) }, Some(terms))
+        }
+        _ => (status, gap, None),
+    };
+    cycle.eligible = unrestricted;
     let mut d = assemble(&cycle, &assignment, status, gap);
     d.stats.insert("solver".into(), "exact".into());
     d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
@@ -155,7 +208,18 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             proven_terms.push(term);
         }
     }
-    d.stats.insert("termsProven".into(), proven_terms.into());
+    d.stats.insert("termsProven".into(), decomposed_terms.clone().unwrap_or(proven_terms.into_iter().map(|t| t as i64).collect()).into());
+    if let Some(m) = &master {
+        d.stats.insert("decomposition".into(), "master over domains + restricted joint model".into());
+        d.stats.insert("masterMillis".into(), m.millis.into());
+        d.stats.insert("masterColumns".into(), m.columns.into());
+        d.stats.insert("masterRows".into(), m.rows.into());
+        d.stats.insert("masterProven".into(), m.proven.into());
+        d.stats.insert(
+            "masterBound".into(),
+            m.bounds.iter().map(|b| serde_json::json!({"priority": b.0, "placed": b.1})).collect::<Vec<_>>().into(),
+        );
+    }
     d.stats.insert("mipNodes".into(), p.nodes.into());
     if let Some(s) = &screening {
         screening_stats(&mut d, s, screen_millis);
@@ -371,14 +435,17 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
 
 /// Screens the candidate domains of required levels and prunes the cycle by them;
 /// `None` when no pending group has a required level.
-pub(super) fn prepare_topology(cycle: &mut Cycle, deadline: Instant) -> Option<super::candidates::Screening> {
+pub(super) fn prepare_topology(
+    cycle: &mut Cycle,
+    deadline: Instant,
+) -> Option<(super::topology::TopologyGraph, super::candidates::Screening)> {
     if !cycle.pending.iter().any(|&g| cycle.inst.groups[g].required.is_some()) {
         return None;
     }
     let topo = super::topology::TopologyGraph::new(cycle);
     let s = super::candidates::screen(cycle, &topo, deadline);
     super::candidates::prune(cycle, &s);
-    Some(s)
+    Some((topo, s))
 }
 
 pub(super) fn screening_stats(d: &mut Decision, s: &super::candidates::Screening, millis: u64) {

@@ -38,7 +38,7 @@ pub fn task_size(cycle: &Cycle, t: TaskId) -> f64 {
     let inst = cycle.inst;
     let mut s = 0.0;
     for r in 0..inst.resources.len() {
-        let max = inst.nodes.iter().map(|n| n.allocatable[r]).max().unwrap_or(0);
+        let max = cycle.max_allocatable[r];
         if max > 0 && Some(r) != inst.resource_id(PODS) {
             s += inst.tasks[t].requests[r] as f64 / max as f64;
         }
@@ -214,30 +214,25 @@ fn place_group_in(
     let grp = &inst.groups[g];
     let mut tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
     tasks.sort_by(|&a, &b| task_size(cycle, b).partial_cmp(&task_size(cycle, a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
-    let candidates: Vec<Option<usize>> = match grp.required {
-        None => vec![None],
-        Some(l) => match &cycle.pinned[g] {
+    let candidates: Vec<Option<usize>> = match (grp.required, only) {
+        // One given domain (a bound member elsewhere makes its nodes ineligible anyway).
+        (Some(_), Some(d)) => vec![Some(d)],
+        (None, _) => vec![None],
+        (Some(l), None) => match &cycle.pinned[g] {
             Some(Err(_)) => vec![],
             Some(Ok(d)) => vec![Some(*d)],
             None => {
-                let mut doms: Vec<usize> = Vec::new();
+                let mut seen = vec![false; cycle.domain_names[l].len()];
                 for &t in &tasks {
                     for &n in &cycle.eligible[t] {
                         if let Some(d) = cycle.domain_of[l][n] {
-                            if !doms.contains(&d) {
-                                doms.push(d);
-                            }
+                            seen[d] = true;
                         }
                     }
                 }
-                doms.sort_unstable();
-                doms.into_iter().map(Some).collect()
+                (0..seen.len()).filter(|&d| seen[d]).map(Some).collect()
             }
         },
-    };
-    let candidates: Vec<Option<usize>> = match only {
-        Some(d) => candidates.into_iter().filter(|&c| c == Some(d)).collect(),
-        None => candidates,
     };
     for dom in candidates {
         let allowed = |t: TaskId| -> Vec<NodeId> {

@@ -67,6 +67,7 @@ mod assemble;
 mod bound;
 mod candidates;
 mod cycle;
+mod decompose;
 mod exact;
 mod explain;
 mod greedy;
