@@ -10,6 +10,9 @@ use crate::solve::{solvers, SolveConfig};
 use std::cmp::Ordering;
 use std::time::Duration;
 
+mod topology;
+pub use topology::run_topology;
+
 struct Row {
     class: String,
     nodes: usize,

@@ -24,6 +24,8 @@ enum Suite {
     Preemption,
     /// Every solver of the registry against exact on generated classes; writes `--out DIR`.
     Gap,
+    /// Exact on the large topology classes, and the candidate evaluation with 1 vs 2 threads.
+    Topology,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -120,8 +122,9 @@ enum Command {
     /// against exact with results.csv, summary.md and SVG plots written to `--out DIR`
     /// (`--suite gap`).
     Bench {
-        /// Which benchmark: flat (exact vs ffd), preemption (exact vs k8s-preempt) or gap
-        /// (all solvers, writes --out DIR).
+        /// Which benchmark: flat (exact vs ffd), preemption (exact vs k8s-preempt), gap
+        /// (all solvers, writes --out DIR) or topology (topo-4096: cycle time, proofs, and
+        /// candidate evaluation with 1 vs 2 threads).
         #[arg(long, value_enum, default_value = "flat")]
         suite: Suite,
         /// Comma-separated classes (default: flat-64,flat-256,flat-1024 for flat;
@@ -201,7 +204,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             let inst = read_instance(instance.as_deref())?;
-            let cfg = SolveConfig { time_limit, relative_gap: gap, threads };
+            let cfg = SolveConfig { time_limit, relative_gap: gap, threads, decompose: None };
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().map_err(|e| e.to_string())?;
             let d = pool.install(|| s.solve(&inst, &cfg));
             let text = match output {
@@ -329,12 +332,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 match suite {
                     Suite::Flat => "flat-64,flat-256,flat-1024",
                     Suite::Preemption | Suite::Gap => "preempt-256,preempt-1024",
+                    Suite::Topology => "topo-4096",
                 }
                 .to_string()
             });
             let classes = split_list(&classes);
             let report = match suite {
                 Suite::Flat => tessera::bench::run(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+                Suite::Topology => tessera::bench::run_topology(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
                 _ => tessera::bench::run_preemption(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
             };
             print!("{report}");

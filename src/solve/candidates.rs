@@ -41,8 +41,6 @@ pub struct Candidate {
     /// How close the domain came: the smallest have/need ratio of the capacity checks
     /// (1 when all pass); used to name the closest domains in explanations.
     pub closeness: f64,
-    /// Upper bound on new pods of the group the domain can hold alone.
-    pub max_pods: i64,
     /// How the verdict was reached: 0 capacity check, 1 greedy fit, 2 exact sub-model.
     pub stage: u8,
 }
@@ -57,10 +55,6 @@ pub struct Screening {
 impl Screening {
     pub fn infeasible(&self, g: GroupId, d: usize) -> bool {
         self.candidates[g].iter().any(|c| c.domain == d && c.verdict == Verdict::Infeasible)
-    }
-    /// Domains not proven infeasible.
-    pub fn open(&self, g: GroupId) -> impl Iterator<Item = &Candidate> {
-        self.candidates[g].iter().filter(|c| c.verdict != Verdict::Infeasible)
     }
 }
 
@@ -195,8 +189,7 @@ fn evaluate(cycle: &Cycle, topo: &TopologyGraph, states: &mut Vec<NodeState>, g:
             why.push(format!("needs {} {}, has {} free", fmt_q(inst, r, need), inst.resources[r], fmt_q(inst, r, have)));
         }
     }
-    let max_pods = cap_total.min(inst.max_new_pods(g));
-    let mk = |verdict, why: String, stage| Candidate { domain: d, verdict, why, closeness, max_pods, stage };
+    let mk = |verdict, why: String, stage| Candidate { domain: d, verdict, why, closeness, stage };
     if !why.is_empty() {
         return mk(Verdict::Infeasible, format!("{level} {dname}: {}", why.join("; ")), 0);
     }

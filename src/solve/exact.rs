@@ -71,7 +71,8 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let unrestricted = cycle.eligible.clone();
     let mut master: Option<super::decompose::Master> = None;
     let mut full_greedy: Option<Assignment> = None;
-    if let Some((topo, s)) = topology.as_ref().filter(|_| super::decompose::applies(&cycle)) {
+    let decompose = cfg.decompose.unwrap_or_else(|| super::decompose::applies(&cycle)) && cycle.victims.is_empty();
+    if let Some((topo, s)) = topology.as_ref().filter(|_| decompose) {
         let hint = greedy::best_start(&cycle);
         let remaining = hard_deadline.saturating_duration_since(Instant::now());
         let m = super::decompose::solve_master(&cycle, topo, s, &hint, Instant::now() + remaining * 2 / 5);

@@ -4,7 +4,7 @@
 //! backend is chosen at one point ([`solvers::by_name`]).
 
 use crate::decision::Decision;
-use crate::model::Instance;
+use crate::model::{GroupId, Instance};
 use std::time::Duration;
 
 /// Settings of one solve; instance `options` fill what is left `None` here.
@@ -16,6 +16,9 @@ pub struct SolveConfig {
     pub relative_gap: Option<f64>,
     /// Rayon threads for parallel phases (None = rayon's default). Never changes the answer.
     pub threads: Option<usize>,
+    /// Force the topology decomposition on (`Some(true)`) or off; `None`: the rule of
+    /// `decompose::applies`. For tests and measurements.
+    pub decompose: Option<bool>,
 }
 
 impl SolveConfig {
@@ -95,4 +98,33 @@ pub fn export_lp(inst: &Instance) -> String {
     }
     header.push_str("\\ The objective below is tier 1.\n");
     header + &mip.to_lp()
+}
+
+/// The candidate-evaluation phase alone (topology screening), timed on a rayon pool of
+/// `threads` threads: (milliseconds, verdict per (group, domain) in group order). The
+/// cycle and the topology graph are built before the clock starts. For the benchmark.
+pub fn time_screening(inst: &Instance, threads: usize) -> Result<(f64, Vec<(GroupId, usize, u8)>), String> {
+    let cycle = cycle::Cycle::new(inst);
+    let topo = topology::TopologyGraph::new(&cycle);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let t = std::time::Instant::now();
+    let s = pool.install(|| candidates::screen(&cycle, &topo, deadline));
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let verdicts = s
+        .candidates
+        .iter()
+        .enumerate()
+        .flat_map(|(g, cs)| {
+            cs.iter().map(move |c| {
+                let v = match c.verdict {
+                    candidates::Verdict::Feasible => 0,
+                    candidates::Verdict::Infeasible => 1,
+                    candidates::Verdict::Unknown => 2,
+                };
+                (g, c.domain, v)
+            })
+        })
+        .collect();
+    Ok((ms, verdicts))
 }

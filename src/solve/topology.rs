@@ -9,7 +9,6 @@
 use super::cycle::{Cycle, UNLIMITED};
 use crate::model::*;
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::Direction;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Vertex {
@@ -85,38 +84,6 @@ impl TopologyGraph {
             .map(|l| cycle.domain_nodes[l].iter().map(|nodes| sum_rollups(inst, nodes.iter().map(|&n| &node_free[n]))).collect())
             .collect();
         TopologyGraph { graph, domain_vertex, rollup, node_free }
-    }
-
-    /// Domains (level, id) strictly inside domain `d` of level `l`, by the graph.
-    pub fn descendants(&self, l: usize, d: usize) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        let mut stack = vec![self.domain_vertex[l][d]];
-        while let Some(v) = stack.pop() {
-            for c in self.graph.neighbors_directed(v, Direction::Outgoing) {
-                if let Vertex::Domain { level, domain } = self.graph[c] {
-                    out.push((level, domain));
-                    stack.push(c);
-                }
-            }
-        }
-        out.sort_unstable();
-        out
-    }
-
-    /// The coarsest domain containing domain `d` of level `l` (itself at the top).
-    pub fn top(&self, l: usize, d: usize) -> (usize, usize) {
-        let mut v = self.domain_vertex[l][d];
-        let mut best = (l, d);
-        while let Some(p) = self.graph.neighbors_directed(v, Direction::Incoming).next() {
-            match self.graph[p] {
-                Vertex::Domain { level, domain } => {
-                    best = (level, domain);
-                    v = p;
-                }
-                _ => break,
-            }
-        }
-        best
     }
 }
 
