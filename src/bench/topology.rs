@@ -24,8 +24,8 @@ pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &
     let ffd = solvers::by_name("ffd").unwrap();
     let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
     let mut out = format!("budget per solve: {limit:?}\n\n");
-    out.push_str("| class | seed | nodes | pending | cycle ms | status | terms proven | gap (weighted term 1) | placed / master bound | ffd placed | valid | screening 1 thread ms | 2 threads ms | speedup |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| class | seed | nodes | pending | cycle ms | status | terms proven | gap (weighted term 1) | placed / master bound | ffd placed | valid | screening 1 thread ms | 2 threads ms | speedup | cores used by 2 threads |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let mut summary = String::new();
     for class in classes {
         let (mut times, mut proven, mut under1, mut speedups, mut invalid) = (Vec::new(), 0, 0, Vec::new(), 0);
@@ -34,11 +34,15 @@ pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &
             let inst = Instance::from_doc(&doc).map_err(|e| format!("{class} seed {seed}: {e}"))?;
             // Candidate evaluation alone, 1 vs 2 threads, same input; verdicts must agree.
             let (mut one, mut two) = (Vec::new(), Vec::new());
+            let mut cores2 = Vec::new();
             let mut reference = None;
             for _ in 0..SCREEN_REPS {
                 for (threads, acc) in [(1, &mut one), (2, &mut two)] {
-                    let (ms, verdicts) = time_screening(&inst, threads)?;
+                    let (ms, cores, verdicts) = time_screening(&inst, threads)?;
                     acc.push(ms);
+                    if threads == 2 {
+                        cores2.extend(cores);
+                    }
                     match &reference {
                         None => reference = Some(verdicts),
                         Some(r) if *r != verdicts => return Err(format!("{class} seed {seed}: screening differs with {threads} threads")),
@@ -63,7 +67,7 @@ pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &
             };
             let terms = d.stats.get("termsProven").map(|t| t.to_string()).unwrap_or_default();
             let line = format!(
-                "| {class} | {seed} | {} | {} | {ms:.0} | {:?} | {terms} | {:.2e} | {} / {bound} | {} | {} | {m1:.0} | {m2:.0} | {:.2}x |",
+                "| {class} | {seed} | {} | {} | {ms:.0} | {:?} | {terms} | {:.2e} | {} / {bound} | {} | {} | {m1:.0} | {m2:.0} | {:.2}x | {:.2} |",
                 inst.nodes.len(),
                 inst.pending_groups().count(),
                 d.status,
@@ -71,7 +75,8 @@ pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &
                 placed(&d),
                 placed(&df),
                 if ok { "yes" } else { "NO" },
-                m1 / m2
+                m1 / m2,
+                median(&cores2)
             );
             progress(line.clone());
             out.push_str(&line);

@@ -90,20 +90,23 @@ pub fn screen(cycle: &Cycle, topo: &TopologyGraph, deadline: Instant) -> Screeni
     let groups: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].required.is_some()).collect();
     let per: Vec<(GroupId, Vec<Candidate>, usize)> = groups
         .par_iter()
-        .map(|&g| {
-            // One copy of the node states per group: coarse grains, no sharing.
-            let mut states: Vec<NodeState> = cycle.nodes.clone();
-            let mut subs = 0;
-            let cands = candidate_domains(cycle, g)
-                .into_iter()
-                .map(|d| {
-                    let c = evaluate(cycle, topo, &mut states, g, d, deadline);
-                    subs += (c.stage == 2) as usize;
-                    c
-                })
-                .collect();
-            (g, cands, subs)
-        })
+        // One copy of the node states per rayon job, not per group: every fit restores
+        // what it touched, so the copy stays as the cycle began; groups are the grains.
+        .map_init(
+            || cycle.nodes.clone(),
+            |states: &mut Vec<NodeState>, &g| {
+                let mut subs = 0;
+                let cands = candidate_domains(cycle, g)
+                    .into_iter()
+                    .map(|d| {
+                        let c = evaluate(cycle, topo, states, g, d, deadline);
+                        subs += (c.stage == 2) as usize;
+                        c
+                    })
+                    .collect();
+                (g, cands, subs)
+            },
+        )
         .collect();
     let mut s = Screening { candidates: vec![Vec::new(); inst.groups.len()], sub_models: 0 };
     for (g, c, subs) in per {
@@ -135,7 +138,8 @@ fn evaluate(cycle: &Cycle, topo: &TopologyGraph, states: &mut Vec<NodeState>, g:
         if task.count == 0 {
             continue;
         }
-        let nodes: Vec<NodeId> = cycle.eligible[t].iter().copied().filter(|&n| cycle.domain_of[l][n] == Some(d)).collect();
+        // Both lists are sorted by node id; the domain's is the short one.
+        let nodes: Vec<NodeId> = cycle.domain_nodes[l][d].iter().copied().filter(|n| cycle.eligible[t].binary_search(n).is_ok()).collect();
         let cap = match task.slice {
             None => nodes.iter().map(|&n| cycle.max_pods(t, n)).sum::<i64>(),
             Some((sl, k)) => {

@@ -371,6 +371,23 @@ impl NodeState {
         Some(chosen)
     }
 
+    /// Undoes [`NodeState::apply`] of the same pod.
+    pub fn release(&mut self, inst: &Instance, shared_ids: &[ResourceId], requests: &[i64], devices: &DeviceIds) {
+        for r in 0..requests.len() {
+            if self.free[r] != UNLIMITED {
+                self.free[r] += requests[r];
+            }
+        }
+        for (si, &r) in shared_ids.iter().enumerate() {
+            if let Some(ids) = devices.get(&r) {
+                for &d in ids {
+                    self.devices[si][d] += if requests[r] >= 1000 { 1000 } else { requests[r] };
+                }
+            }
+        }
+        let _ = inst;
+    }
+
     pub fn apply(&mut self, inst: &Instance, shared_ids: &[ResourceId], requests: &[i64], devices: &DeviceIds) {
         for r in 0..requests.len() {
             if self.free[r] != UNLIMITED {

@@ -103,14 +103,18 @@ pub fn export_lp(inst: &Instance) -> String {
 /// The candidate-evaluation phase alone (topology screening), timed on a rayon pool of
 /// `threads` threads: (milliseconds, verdict per (group, domain) in group order). The
 /// cycle and the topology graph are built before the clock starts. For the benchmark.
-pub fn time_screening(inst: &Instance, threads: usize) -> Result<(f64, Vec<(GroupId, usize, u8)>), String> {
+pub fn time_screening(inst: &Instance, threads: usize) -> Result<(f64, Option<f64>, Vec<(GroupId, usize, u8)>), String> {
     let cycle = cycle::Cycle::new(inst);
     let topo = topology::TopologyGraph::new(&cycle);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let cpu0 = process_cpu_ms();
     let t = std::time::Instant::now();
     let s = pool.install(|| candidates::screen(&cycle, &topo, deadline));
     let ms = t.elapsed().as_secs_f64() * 1000.0;
+    // CPU time over wall time: how many cores the phase actually got (the machine is
+    // shared; a second thread cannot speed up what no second core runs).
+    let cores = cpu0.zip(process_cpu_ms()).map(|(a, b)| (b - a) / ms.max(1e-9));
     let verdicts = s
         .candidates
         .iter()
@@ -126,5 +130,14 @@ pub fn time_screening(inst: &Instance, threads: usize) -> Result<(f64, Vec<(Grou
             })
         })
         .collect();
-    Ok((ms, verdicts))
+    Ok((ms, cores, verdicts))
+}
+
+/// CPU time of this process in milliseconds (Linux `/proc/self/stat`, 10 ms ticks).
+fn process_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 10.0)
 }
