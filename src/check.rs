@@ -849,16 +849,18 @@ fn check_topology(inst: &Instance, d: &Decision, pl: &Placements, evicted: &BTre
 // Objective terms 1-3.
 
 fn recompute_objective(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>) -> Objective {
-    let mut levels: BTreeMap<i64, (i64, i64)> = BTreeMap::new(); // priority -> (placed, pending)
+    // Term 1 levels: the priority, or with queues the effective key (computed by the
+    // model from the queue tree; ranks are its dense order).
+    let mut levels: BTreeMap<i64, (i64, i64)> = BTreeMap::new(); // rank -> (placed, pending)
     for g in inst.pending_groups() {
-        let e = levels.entry(inst.groups[g].priority).or_default();
+        let e = levels.entry(inst.groups[g].rank).or_default();
         e.1 += 1;
         if pl.placed.contains(&g) {
             e.0 += 1;
         }
     }
     let placed_by_priority =
-        levels.into_iter().rev().map(|(priority, (placed, pending))| PlacedRow { priority, placed, pending }).collect();
+        levels.into_iter().rev().map(|(rank, (placed, pending))| PlacedRow { priority: inst.level_key(rank), placed, pending }).collect();
     let mut ev: BTreeMap<i64, i64> = BTreeMap::new();
     for &p in evicted {
         *ev.entry(inst.pods[p].priority).or_default() += 1;
@@ -1014,7 +1016,10 @@ pods:
 
     fn main_objective() -> Objective {
         Objective {
-            placed_by_priority: vec![PlacedRow { priority: 100, placed: 2, pending: 2 }, PlacedRow { priority: 10, placed: 1, pending: 2 }],
+            placed_by_priority: vec![
+                PlacedRow { priority: 100.into(), placed: 2, pending: 2 },
+                PlacedRow { priority: 10.into(), placed: 1, pending: 2 },
+            ],
             evicted_by_priority: vec![],
             extra_pods: 1,
         }
@@ -1523,7 +1528,7 @@ pods:
         assert_eq!(
             r.objective,
             Objective {
-                placed_by_priority: vec![PlacedRow { priority: 100, placed: 1, pending: 2 }],
+                placed_by_priority: vec![PlacedRow { priority: 100.into(), placed: 1, pending: 2 }],
                 evicted_by_priority: vec![EvictedRow { priority: 5, pods: 2 }],
                 extra_pods: 0,
             }

@@ -1637,7 +1637,7 @@ mod tests {
                 bound_members += !inst.groups[g].bound.is_empty() as i32;
                 basic += (inst.groups[g].policy == Policy::Basic) as i32;
             }
-            assert!(inst.priority_levels().len() <= 3);
+            assert!(inst.rank_levels().len() <= 3);
             devices += !doc.shared_devices.is_empty() as i32;
             topo += doc.topology.is_some() as i32;
             taints += doc.nodes.iter().any(|n| !n.taints.is_empty()) as i32;
@@ -1724,7 +1724,7 @@ mod tests {
                     pending.iter().any(|&g| inst.min_new_pods(g) < inst.max_new_pods(g) && inst.groups[g].policy == Policy::Gang),
                     "{class} seed {seed}: no elastic gang"
                 );
-                let levels = inst.priority_levels().len();
+                let levels = inst.rank_levels().len();
                 assert!((2..=4).contains(&levels), "{class} seed {seed}: {levels} levels");
                 let gpu = inst.resource_id(GPU).unwrap();
                 assert!(inst.pods.iter().any(|p| p.requests[gpu] > 0 && p.requests[gpu] < 1000), "{class}: no fractional bound GPU");

@@ -568,7 +568,7 @@ fn objective(rows: &[(i64, i64, i64)], extra: i64) -> Objective {
     Objective {
         placed_by_priority: rows
             .iter()
-            .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority, placed, pending })
+            .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority: priority.into(), placed, pending })
             .collect(),
         evicted_by_priority: vec![],
         extra_pods: extra,

@@ -39,7 +39,7 @@ pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Obj
     let mut rows: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     let mut extra = 0;
     for g in inst.pending_groups() {
-        let e = rows.entry(inst.groups[g].priority).or_default();
+        let e = rows.entry(inst.groups[g].rank).or_default();
         e.1 += 1;
         if a.is_placed(g) {
             e.0 += 1;
@@ -54,7 +54,11 @@ pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Obj
         }
     }
     Objective {
-        placed_by_priority: rows.into_iter().rev().map(|(priority, (placed, pending))| PlacedRow { priority, placed, pending }).collect(),
+        placed_by_priority: rows
+            .into_iter()
+            .rev()
+            .map(|(rank, (placed, pending))| PlacedRow { priority: inst.level_key(rank), placed, pending })
+            .collect(),
         evicted_by_priority: evicted.into_iter().rev().map(|(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
     }

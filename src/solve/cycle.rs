@@ -33,6 +33,9 @@ pub struct Cycle<'a> {
     /// Per group with a required level: the domain its bound members pin it to;
     /// `Err` when they cannot all be in one domain.
     pub pinned: Vec<Option<Result<usize, String>>>,
+    /// Per group: why queue admission rejects it (rule 7), if it does. A rejected group
+    /// has no eligible node, so no solver can place it.
+    pub rejected: Vec<Option<String>>,
     /// Bound pods that may be evicted, grouped into units evicted together.
     pub victims: Vec<VictimUnit>,
     /// Per node: the victim units with a pod there.
@@ -218,9 +221,13 @@ impl<'a> Cycle<'a> {
                 }
             }
         }
+        let rejected: Vec<Option<String>> = (0..inst.groups.len())
+            .map(|g| if inst.is_pending(g) { inst.queues.as_ref().and_then(|q| q.rejection(inst, g)) } else { None })
+            .collect();
         let mut cycle = Cycle {
             inst,
             pending,
+            rejected,
             shared_ids,
             nodes,
             eligible: vec![Vec::new(); inst.tasks.len()],
@@ -238,7 +245,7 @@ impl<'a> Cycle<'a> {
             .into_par_iter()
             .map(|t| {
                 let task = &inst.tasks[t];
-                if task.count == 0 {
+                if task.count == 0 || cycle.rejected[task.group].is_some() {
                     return Vec::new();
                 }
                 let g = &inst.groups[task.group];

@@ -54,8 +54,8 @@ pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
     let mut order = cycle.pending.clone();
     order.sort_by(|&a, &b| {
         let (ga, gb) = (&inst.groups[a], &inst.groups[b]);
-        gb.priority
-            .cmp(&ga.priority)
+        gb.rank
+            .cmp(&ga.rank)
             .then(size(b).partial_cmp(&size(a)).unwrap_or(std::cmp::Ordering::Equal))
             .then(ga.created_at.cmp(&gb.created_at))
             .then(ga.order.cmp(&gb.order))
@@ -278,12 +278,12 @@ pub fn best_start(cycle: &Cycle) -> Assignment {
     let ffd = ffd_order(cycle);
     // Smallest groups first within each priority level: more groups per level.
     let mut small_first = ffd.clone();
-    small_first.sort_by_key(|&g| std::cmp::Reverse(inst.groups[g].priority));
+    small_first.sort_by_key(|&g| std::cmp::Reverse(inst.groups[g].rank));
     let mut by_size: Vec<(i64, f64, GroupId)> = small_first
         .iter()
         .map(|&g| {
             let size: f64 = inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum();
-            (-inst.groups[g].priority, size, g)
+            (-inst.groups[g].rank, size, g)
         })
         .collect();
     by_size.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(&b.2)));
@@ -332,7 +332,7 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
         }
     }
     let mut order: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
-    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].priority), inst.groups[g].created_at, g));
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, g));
     for g in order {
         let grp = &inst.groups[g];
         for &t in &grp.tasks {

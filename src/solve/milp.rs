@@ -358,11 +358,12 @@ impl CycleModel {
 
         // Objective components, in lexicographic order.
         let mut components = Vec::new();
-        let levels = inst.priority_levels();
+        // Term 1 levels are ranks: raw priorities, or effective queue keys (model.rs).
+        let levels = inst.rank_levels();
         for &p in &levels {
-            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
+            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].rank == p).collect();
             components.push(Component {
-                name: format!("placed@{p}"),
+                name: format!("placed@{}", inst.level_key(p)),
                 coefs: gs.iter().map(|&g| (y[g].unwrap(), 1.0)).collect(),
                 range: gs.len() as f64,
                 exact: true,
@@ -386,7 +387,7 @@ impl CycleModel {
             components.push(Component { name: format!("evicted@{lvl}"), coefs, range, exact: true });
         }
         for &p in &levels {
-            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
+            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].rank == p).collect();
             let mut coefs = Vec::new();
             let mut range = 0.0;
             for &g in &gs {
@@ -399,7 +400,7 @@ impl CycleModel {
                 range += (inst.max_new_pods(g) - inst.min_new_pods(g)).max(0) as f64;
             }
             if range > 0.0 {
-                components.push(Component { name: format!("extra@{p}"), coefs, range, exact: true });
+                components.push(Component { name: format!("extra@{}", inst.level_key(p)), coefs, range, exact: true });
             }
         }
         let pref: Vec<(usize, f64)> = used.iter().flatten().map(|&(_, c)| (c, -1.0)).collect();
@@ -428,7 +429,7 @@ impl CycleModel {
         let mut coefs = Vec::new();
         for &g in &cycle.pending {
             let yc = self.y[g].unwrap();
-            let lvl = format!("placed@{}", cycle.inst.groups[g].priority);
+            let lvl = format!("placed@{}", cycle.inst.level_key(cycle.inst.groups[g].rank));
             if let Some(i) = placed.iter().position(|c| c.name == lvl) {
                 by_group.push((g, w[i]));
                 coefs.push((yc, w[i]));

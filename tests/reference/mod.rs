@@ -357,7 +357,7 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
     let mut rows = Vec::new();
     for (i, &lvl) in levels.iter().enumerate() {
         let pending = pending.iter().filter(|&&g| inst.groups[g].priority == lvl).count() as i64;
-        rows.push(PlacedRow { priority: lvl, placed: key[i], pending });
+        rows.push(PlacedRow { priority: lvl.into(), placed: key[i], pending });
     }
     let evicted_rows = vlevels
         .iter()

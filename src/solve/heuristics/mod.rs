@@ -27,11 +27,12 @@ use super::cycle::{Cycle, NodeState};
 use crate::decision::{Decision, Status};
 use crate::model::*;
 
-/// Priority (highest first), then FIFO by `createdAt`, then input order.
+/// Term-1 level (priority, or effective queue key) highest first, then FIFO by
+/// `createdAt`, then input order.
 pub(crate) fn queue_order(cycle: &Cycle) -> Vec<GroupId> {
     let inst = cycle.inst;
     let mut order = cycle.pending.clone();
-    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].priority), inst.groups[g].created_at, inst.groups[g].order, g));
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, inst.groups[g].order, g));
     order
 }
 
