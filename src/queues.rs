@@ -3,9 +3,9 @@
 //! applications (pod groups) of `shared/spec/semantics.md`, "Effective priority with
 //! queues".
 //!
-//! This is the groundwork of issue 6. The solver does not enforce quotas yet (rule 7), so
-//! [`crate::Instance::from_doc`] still rejects instances with `queues`; this module is used
-//! by `tessera queues` to show the tree, the computed priorities and the scheduling order.
+//! [`crate::Instance::from_doc`] turns the tree into the engine's [`crate::quotas::Queues`]
+//! and ranks pending groups by [`effective_keys`] for objective term 1; `tessera queues`
+//! shows the tree, the computed priorities and the scheduling order.
 //!
 //! Priorities follow YuniKorn's documentation (seed document on priorities):
 //! - an application's priority is the highest priority of its pending requests (a pod

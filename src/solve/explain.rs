@@ -210,6 +210,10 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
             }
         }
     }
+    // 3b. Queue quota left after this cycle's placements (rule 7).
+    if let Some(why) = super::quota::Ledger::after(cycle, a).and_then(|l| l.blocking(g)) {
+        return why;
+    }
     // 4. Would it fit alone, in the cluster as it was before this cycle?
     let mut states = cycle.nodes.clone();
     let alone = greedy::place_group(cycle, &mut states, g).is_some();

@@ -9,6 +9,7 @@
 
 use super::assemble::{assemble, Assignment, NewPod};
 use super::cycle::{Cycle, NodeState};
+use super::quota;
 use super::*;
 use crate::decision::Status;
 use crate::model::*;
@@ -66,10 +67,28 @@ pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
 /// Places groups one by one in `order`; each is placed whole or not at all. Nodes are
 /// tried in input order, or by `node_rank` (lowest first) when given.
 pub fn place_in_order(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>) -> Assignment {
+    let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
-    let mut a = Assignment::empty(cycle.inst);
+    let mut a = Assignment::empty(inst);
+    let mut ledger = quota::Ledger::new(cycle);
     for &g in order {
-        if let Some((pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank) {
+        let saved = ledger.as_ref().map(|_| states.clone());
+        if let Some((mut pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank) {
+            if let Some(l) = ledger.as_mut() {
+                // Over its queue's quota: keep what fits (elastic pods go first) and
+                // give the rest of the capacity back to the groups that follow.
+                if !l.fits(g, &pods) {
+                    states = saved.expect("saved with a ledger");
+                    l.trim(g, &mut pods);
+                    for p in &pods {
+                        states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+                    }
+                    if pods.is_empty() {
+                        continue;
+                    }
+                }
+                l.take(g, &pods);
+            }
             a.pods[g] = pods;
             a.domain[g] = dom;
         }
@@ -331,13 +350,15 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
             states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
         }
     }
+    let mut ledger = quota::Ledger::after(cycle, a);
     let mut order: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
     order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, g));
     for g in order {
         let grp = &inst.groups[g];
         for &t in &grp.tasks {
             let have = a.pods[g].iter().filter(|p| p.task == t).count() as i64;
-            let room = inst.tasks[t].count - have;
+            let quota_room = ledger.as_ref().map_or(i64::MAX, |l| l.room_for(g, t));
+            let room = (inst.tasks[t].count - have).min(quota_room);
             if room <= 0 {
                 continue;
             }
@@ -352,6 +373,9 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
             let mut trial = Trial { states: &mut states, saved: Vec::new(), pods: Vec::new() };
             add_pods(cycle, &mut trial, t, &nodes, room);
             let new = std::mem::take(&mut trial.pods);
+            if let Some(l) = ledger.as_mut() {
+                l.take(g, &new);
+            }
             a.pods[g].extend(new);
         }
     }

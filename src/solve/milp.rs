@@ -198,11 +198,10 @@ impl CycleModel {
             let mut preemptors: Vec<(usize, f64)> = Vec::new();
             for &n in &nodes {
                 for &g in &cycle.pending {
-                    let grp = &inst.groups[g];
-                    if grp.preempt_never || unit.priority >= grp.priority || unit.pending_group == Some(g) {
+                    if !cycle.may_preempt(g, u) {
                         continue;
                     }
-                    for &t in &grp.tasks {
+                    for &t in &inst.groups[g].tasks {
                         if let Some(&c) = x.get(&(t, n)) {
                             preemptors.push((c, -1.0));
                         }
@@ -355,6 +354,9 @@ impl CycleModel {
                 blocks.push(block);
             }
         }
+
+        // Queue quotas and maxapplications (rule 7), YuniKorn guarantees.
+        super::quota::add_rows(cycle, &mut mip, &x, &y, &e_col, add_knapsack_row);
 
         // Objective components, in lexicographic order.
         let mut components = Vec::new();
@@ -749,7 +751,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// `sum q_i x_i <= cap` over integer columns, divided by the gcd of the q_i with the
 /// right-hand side rounded down: the same integer points, a tighter LP, and no 1e11
 /// byte counts in the matrix (HiGHS warns about those and loses precision).
-fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
+pub(super) fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
     // Evicted pods enter with negative coefficients: still integer multiples of g.
     let g = e.iter().fold(0, |g, &(_, q)| gcd(g, q.abs())).max(1);
     let rhs = cap.div_euclid(g);
