@@ -302,3 +302,43 @@ podGroups:
     let back: Decision = tessera::spec::from_text(&d.to_yaml()).unwrap();
     assert_eq!(back.objective, d.objective);
 }
+
+/// The README's multi-tenant example through the CLI: `solve --queues` then
+/// `check --queues`. By hand (instances/multi-tenant.yaml, instances/queues.yaml):
+/// research may use 16 GPUs and train-a's 4 workers take all 16, so train-b and infer wait
+/// on the quota; huge-sweep's minimum asks 5 x 4 = 20 GPUs > 16: rejected; report is a
+/// gang in the fair leaf analytics: rejected; sys-agent and the two basic etl groups are
+/// placed whole (4 pods each, 3 extra each: extraPods 6).
+#[test]
+fn multi_tenant_example_through_the_cli() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("instances");
+    let (inst, queues) = (dir.join("multi-tenant.yaml"), dir.join("queues.yaml"));
+    let out = std::env::temp_dir().join(format!("tessera-mt-{}.yaml", std::process::id()));
+    let bin = env!("CARGO_BIN_EXE_tessera");
+    let s = std::process::Command::new(bin)
+        .args(["solve", inst.to_str().unwrap(), "--queues", queues.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let c = std::process::Command::new(bin)
+        .args(["check", inst.to_str().unwrap(), out.to_str().unwrap(), "--queues", queues.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
+    let d: Decision = tessera::spec::from_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert_eq!(d.status, Status::Optimal);
+    assert_eq!(placed(&d), vec!["etl-1", "etl-2", "sys-agent", "train-a"]);
+    assert_eq!(d.objective.extra_pods, 6);
+    assert!(reason(&d, "huge-sweep").starts_with("rejected:") && reason(&d, "huge-sweep").contains("20 nvidia.com/gpu"));
+    assert!(reason(&d, "report").contains("fair"));
+    assert!(reason(&d, "infer").contains("root.tenants.research"));
+    // A queues.yaml error names the file and the path inside it.
+    let bad = std::env::temp_dir().join(format!("tessera-badq-{}.yaml", std::process::id()));
+    std::fs::write(&bad, "partitions: [{name: default, queues: [{name: root, queues: [{name: a, maxapplications: -1}]}]}]\n").unwrap();
+    let e = std::process::Command::new(bin).args(["solve", inst.to_str().unwrap(), "--queues", bad.to_str().unwrap()]).output().unwrap();
+    let _ = std::fs::remove_file(&bad);
+    assert!(!e.status.success());
+    let msg = String::from_utf8_lossy(&e.stderr);
+    assert!(msg.contains("partitions[0].queues[0].queues[0].maxapplications"), "{msg}");
+}
