@@ -64,6 +64,8 @@ pub struct CycleModel {
     blocks: Vec<DeviceBlock>,
     /// Per victim unit: its eviction column.
     e_col: Vec<Option<usize>>,
+    /// maxapplications: (column "group stopped running", eviction columns it needs).
+    gone: Vec<(usize, Vec<usize>)>,
 }
 
 fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
@@ -356,7 +358,7 @@ impl CycleModel {
         }
 
         // Queue quotas and maxapplications (rule 7), YuniKorn guarantees.
-        super::quota::add_rows(cycle, &mut mip, &x, &y, &e_col, add_knapsack_row);
+        let gone = super::quota::add_rows(cycle, &mut mip, &x, &y, &e_col, add_knapsack_row);
 
         // Objective components, in lexicographic order.
         let mut components = Vec::new();
@@ -419,7 +421,7 @@ impl CycleModel {
         if !pack.is_empty() {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col, gone }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -562,6 +564,10 @@ impl CycleModel {
                 }
             }
         }
+        // A group stopped running when every unit holding its bound pods is evicted.
+        for (c, es) in &self.gone {
+            v[*c] = es.iter().map(|&e| v[e]).fold(1.0, f64::min);
+        }
         v
     }
 
@@ -665,6 +671,24 @@ impl CycleModel {
                 }
             }
         }
+        // Undoing an eviction also undoes "stopped running" for the groups that needed it.
+        let mut deps: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (g, es) in &self.gone {
+            for e in es {
+                deps.entry(*e).or_default().push(*g);
+            }
+        }
+        for (i, row) in mip.rows.iter().enumerate() {
+            for &(c, _) in &row.entries {
+                for (e, gs) in &deps {
+                    if gs.contains(&c) {
+                        if let Some(list) = rows_of.get_mut(e) {
+                            list.push(i);
+                        }
+                    }
+                }
+            }
+        }
         let mut order = a.evicted.clone();
         order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
         let mut undone = 0;
@@ -674,6 +698,10 @@ impl CycleModel {
                 None => continue,
             };
             w[c] = 0.0;
+            let saved: Vec<(usize, f64)> = deps.get(&c).into_iter().flatten().map(|&g| (g, w[g])).collect();
+            for &(g, _) in &saved {
+                w[g] = 0.0;
+            }
             let ok = rows_of[&c].iter().all(|&i| {
                 let row = &mip.rows[i];
                 let s: f64 = row.entries.iter().map(|&(cc, k)| k * w[cc]).sum();
@@ -687,6 +715,9 @@ impl CycleModel {
                 undone += 1;
             } else {
                 w[c] = 1.0;
+                for (g, val) in saved {
+                    w[g] = val;
+                }
             }
         }
         *v = w;

@@ -215,9 +215,10 @@ pub fn add_rows(
     y: &[Option<usize>],
     e_col: &[Option<usize>],
     knapsack: fn(&mut Mip, Vec<(usize, i64)>, i64),
-) {
+) -> Vec<(usize, Vec<usize>)> {
     let inst = cycle.inst;
-    let Some(queues) = &inst.queues else { return };
+    let mut gone = Vec::new();
+    let Some(queues) = &inst.queues else { return gone };
     let mut x_of_task: BTreeMap<TaskId, Vec<usize>> = BTreeMap::new();
     for (&(t, _), &c) in x {
         x_of_task.entry(t).or_default().push(c);
@@ -282,10 +283,11 @@ pub fn add_rows(
                     cols.sort_unstable();
                     cols.dedup();
                     let ac = mip.add_col(0.0, 1.0, false, format!("gone[{}]", grp.name));
-                    for c in cols {
+                    for &c in &cols {
                         mip.add_row(-INF, 0.0, vec![(ac, 1.0), (c, -1.0)]);
                     }
                     row.push((ac, -1.0));
+                    gone.push((ac, cols));
                 }
             }
             let room = m as f64 - running as f64;
@@ -313,6 +315,7 @@ pub fn add_rows(
             }
         }
     }
+    gone
 }
 
 /// The YuniKorn guarantee rule (4 in `models/queues.md`) on an assignment: for the
