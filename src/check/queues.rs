@@ -172,7 +172,7 @@ pub(super) fn check_queues(
     }
 
     if inst.options.yunikorn_preemption {
-        check_yunikorn(inst, qs, &paths, &before, &kept, evictions, v);
+        check_yunikorn(inst, qs, &paths, &before, &usage, evictions, v);
     }
     Some(QueueUse { paths, usage, running, group_running })
 }
@@ -184,7 +184,7 @@ fn check_yunikorn(
     qs: &Queues,
     paths: &[Vec<QueueId>],
     before: &[Vec<i128>],
-    kept: &[Vec<i128>],
+    usage: &[Vec<i128>],
     evictions: &BTreeMap<PodId, Option<GroupId>>,
     v: &mut Vec<Violation>,
 ) {
@@ -249,7 +249,9 @@ fn check_yunikorn(
             ));
         }
     }
-    // 4. victims never take a queue below its guarantee.
+    // 4. victims never take a queue below its guarantee: with an evicted pod requesting
+    //    r in its subtree, the queue's usage after the decision (kept bound pods plus new
+    //    pods) is at least min(guarantee, bound usage before the cycle).
     for q in 0..qs.tree.queues.len() {
         for &(r, g) in &qs.guaranteed[q] {
             let victims: Vec<PodId> = evictions
@@ -257,16 +259,18 @@ fn check_yunikorn(
                 .copied()
                 .filter(|&p| inst.pods[p].requests[r] > 0 && inst.pods[p].group.is_some_and(|h| paths[h].contains(&q)))
                 .collect();
-            if !victims.is_empty() && kept[q][r] < g as i128 {
+            let floor = (g as i128).min(before[q][r]);
+            if !victims.is_empty() && usage[q][r] < floor {
                 v.push(Violation::new(
                     6,
                     format!(
-                        "queue {} is taken below its guaranteed {} {}: its bound pods keep {} after evicting {}",
+                        "queue {} is taken below its guaranteed {} {}: it uses {} after evicting {}, less than {} before",
                         queue(q).path,
                         qty(inst, r, g as i128),
                         inst.resources[r],
-                        qty(inst, r, kept[q][r]),
-                        names(inst, &victims)
+                        qty(inst, r, usage[q][r]),
+                        names(inst, &victims),
+                        qty(inst, r, floor)
                     ),
                 ));
             }

@@ -36,7 +36,8 @@
 //!   are never candidates (1); a group may preempt a pod only if the pod lies under the
 //!   deepest `fence` of its path (2) and a queue on its path is below a guarantee in a
 //!   resource it requests (3) (this narrows the groups of rule 6's "names a placed
-//!   preemptor"); eviction sets that take a queue below its guarantee are skipped (4);
+//!   preemptor"); complete assignments where a queue's usage after (kept bound pods plus
+//!   new pods) is below min(guarantee, bound usage before) are skipped (4);
 //! - the reprieve reading of rule 6 also counts queues: an evicted pod is needed when it
 //!   does not fit back on its node, or back into a `max`/`maxapplications` of its queues
 //!   next to the kept bound pods and the new pods of the groups that may preempt it.
@@ -320,7 +321,7 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
                 b.iter().all(|&p| evicted[p]) || b.iter().all(|&p| !evicted[p])
             }
         });
-        if !all_or_none || !guarantees_kept(inst, &evicted) {
+        if !all_or_none {
             continue;
         }
         let mut used = vec![vec![0i64; inst.resources.len()]; nn];
@@ -503,8 +504,16 @@ impl<'a> Search<'a> {
     fn queues_ok(&self) -> bool {
         let Some(qs) = self.inst.queues.as_ref() else { return true };
         let (usage, running) = self.queue_load(&|_| true);
-        (0..qs.tree.queues.len())
-            .all(|q| qs.max[q].iter().all(|&(r, m)| usage[q][r] <= m) && qs.tree.queues[q].max_applications.is_none_or(|n| running[q] <= n))
+        // YuniKorn rule 4: usage after (kept + new) >= min(guarantee, bound usage before).
+        let guarantees = |q: usize| {
+            !self.inst.options.yunikorn_preemption
+                || qs.guaranteed[q].iter().all(|&(r, gv)| usage[q][r] >= gv.min(bound_usage(self.inst, q, r, None)))
+        };
+        (0..qs.tree.queues.len()).all(|q| {
+            qs.max[q].iter().all(|&(r, m)| usage[q][r] <= m)
+                && qs.tree.queues[q].max_applications.is_none_or(|n| running[q] <= n)
+                && guarantees(q)
+        })
     }
 
     /// Per queue: usage per resource and running groups, from the kept bound pods and
@@ -915,20 +924,5 @@ pub fn may_preempt(inst: &Instance, g: GroupId, prio: i64, pod: &BoundPod) -> bo
         qs.guaranteed[q]
             .iter()
             .any(|&(r, gv)| grp.tasks.iter().any(|&t| inst.tasks[t].requests[r] > 0) && bound_usage(inst, q, r, None) < gv)
-    })
-}
-
-/// YuniKorn rule 4: no queue with an evicted pod requesting `r` keeps less than its
-/// guarantee in `r` (always true outside that model).
-fn guarantees_kept(inst: &Instance, evicted: &[bool]) -> bool {
-    if !inst.options.yunikorn_preemption {
-        return true;
-    }
-    let qs = inst.queues.as_ref().expect("yunikorn needs queues");
-    (0..qs.tree.queues.len()).all(|q| {
-        qs.guaranteed[q].iter().all(|&(r, gv)| {
-            let hit = inst.pods.iter().enumerate().any(|(p, pod)| evicted[p] && pod.requests[r] > 0 && pod_path(inst, pod).contains(&q));
-            !hit || bound_usage(inst, q, r, Some(evicted)) >= gv
-        })
     })
 }
