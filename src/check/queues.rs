@@ -264,13 +264,13 @@ fn check_yunikorn(
                 v.push(Violation::new(
                     6,
                     format!(
-                        "queue {} is taken below its guaranteed {} {}: it uses {} after evicting {}, less than {} before",
+                        "queue {} is taken below its guaranteed {} {}: it uses {} after evicting {}, below min(guarantee, {} before)",
                         queue(q).path,
                         qty(inst, r, g as i128),
                         inst.resources[r],
                         qty(inst, r, usage[q][r]),
                         names(inst, &victims),
-                        qty(inst, r, floor)
+                        qty(inst, r, before[q][r])
                     ),
                 ));
             }

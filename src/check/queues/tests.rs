@@ -230,23 +230,25 @@ fn yunikorn_valid_preemption() {
 #[test]
 fn yunikorn_victims_never_take_a_queue_below_its_guarantee() {
     let i = yunikorn();
-    // Both rx pods for three ga pods on n3: x and batch keep 0 < 1.
+    // Both rx pods for three ga pods on n3: x and batch use 0 after, below
+    // min(guarantee 1, 2 before) = 1.
     let d = decide(&i, vec![on("ga", &["n3", "n3", "n3"])], &[("rx-0", "ga"), ("rx-1", "ga")]);
     assert_exactly(
         &check(&i, &d),
         &[
-            (6, "rule 6: queue root.batch is taken below its guaranteed 1 cpu: its bound pods keep 0 after evicting rx-0, rx-1"),
-            (6, "rule 6: queue root.batch.x is taken below its guaranteed 1 cpu: its bound pods keep 0 after evicting rx-0, rx-1"),
+            (6, "rule 6: queue root.batch is taken below its guaranteed 1 cpu: it uses 0 after evicting rx-0, rx-1, below min(guarantee, 2 before)"),
+            (6, "rule 6: queue root.batch.x is taken below its guaranteed 1 cpu: it uses 0 after evicting rx-0, rx-1, below min(guarantee, 2 before)"),
         ],
     );
     // The same decision under the default model is valid.
     let d = decide(&inst(), vec![on("ga", &["n3", "n3", "n3"])], &[("rx-0", "ga"), ("rx-1", "ga")]);
     assert_valid(&check(&inst(), &d));
-    // ra-0 is in a, which is at 1 < 2 of its guarantee (and prod at 2 < 3): it loses no pod.
+    // ra-0 is in a, which is at 1 < 2 of its guarantee (and prod at 2 < 3), but ga's
+    // three new pods in a give back more than ra-0 takes: a uses 3 >= min(2, 1), prod
+    // 4 >= min(3, 2). Rule 4 holds.
     let d = decide(&i, vec![on("ga", &["n1", "n1", "n1"])], &[("ra-0", "ga")]);
     let r = check(&i, &d);
-    assert_has(&r, 6, "queue root.prod.a is taken below its guaranteed 2 cpu: its bound pods keep 0 after evicting ra-0");
-    assert_has(&r, 6, "queue root.prod is taken below its guaranteed 3 cpu: its bound pods keep 1 after evicting ra-0");
+    assert_lacks(&r, "taken below");
     // a sets preemption.policy default, which wins over prod's disabled.
     assert_lacks(&r, "disabled");
 }
