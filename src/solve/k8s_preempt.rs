@@ -96,7 +96,7 @@ pub(crate) struct Run {
 }
 
 /// Frees what bound pod `p` holds on its node (it is evicted).
-fn release(cycle: &Cycle, st: &mut NodeState, p: PodId) {
+pub(crate) fn release(cycle: &Cycle, st: &mut NodeState, p: PodId) {
     let inst = cycle.inst;
     let pod = &inst.pods[p];
     for r in 0..inst.resources.len() {
@@ -146,7 +146,7 @@ fn restore(cycle: &Cycle, st: &mut NodeState, p: PodId) -> bool {
 }
 
 /// Puts every pod of a unit back, all or nothing.
-fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool {
+pub(crate) fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool {
     let inst = cycle.inst;
     let mut saved: Vec<(NodeId, NodeState)> = Vec::new();
     for &p in pods {
@@ -165,6 +165,13 @@ fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool
 }
 
 pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
+    preempt_in_given_order(cycle, &greedy::ffd_order(cycle), true)
+}
+
+/// The same algorithm over the groups of `order` only, in that order (the exact solver
+/// uses it to re-place a set of groups with few evictions).
+/// With `elastic` false each group gets only the pods its minimums need.
+pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: bool) -> Run {
     let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
     let mut a = Assignment::empty(inst);
@@ -179,7 +186,7 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
         evicted: 0,
         reprieved: 0,
     };
-    for g in greedy::ffd_order(cycle) {
+    for &g in order {
         let grp = &inst.groups[g];
         if let Some(&m) = grp.bound.iter().find(|&&m| pod_evicted[m]) {
             run.blocked.insert(g, m);
@@ -193,7 +200,7 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
             continue;
         }
         // 1. Plain first fit, no eviction.
-        if let Some((pods, dom)) = greedy::place_group(cycle, &mut states, g) {
+        if let Some((pods, dom)) = greedy::place_group_with(cycle, &mut states, g, elastic) {
             a.pods[g] = pods;
             a.domain[g] = dom;
             continue;
@@ -223,7 +230,7 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
                 release(cycle, &mut states[inst.pods[p].node], p);
             }
         }
-        let Some((pods, dom)) = greedy::place_group(cycle, &mut states, g) else {
+        let Some((pods, dom)) = greedy::place_group_with(cycle, &mut states, g, elastic) else {
             states = saved;
             run.notes.insert(
                 g,
