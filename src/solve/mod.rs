@@ -73,6 +73,7 @@ mod heuristics;
 mod highs;
 mod k8s_preempt;
 mod milp;
+mod repair;
 mod tuning;
 
 /// The cycle MILP of an instance in CPLEX LP format, all objective components merged
