@@ -437,6 +437,16 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
             }
         }
     }
+    if !cycle.victims.is_empty() {
+        // Lowest priority first: groups that may evict little or nothing take the free
+        // room, the ones above them make room by evicting.
+        for order in &orders {
+            let mut up = order.clone();
+            up.sort_by_key(|&g| cycle.inst.groups[g].priority);
+            cands.push(super::repair::place_with_node_preemption(cycle, &up));
+            cands.push(super::repair::place_with_node_preemption(cycle, order));
+        }
+    }
     // The incumbent itself with fewer evictions.
     if !a.evicted.is_empty() {
         cands.insert(0, super::repair::reduce_evictions(cycle, &a));
@@ -445,7 +455,18 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
     let mut best_key = key(inc);
     let mut best = None;
     for mut c in cands {
+        if !c.evicted.is_empty() && placed.iter().all(|&g| c.is_placed(g)) {
+            c = super::repair::reduce_evictions(cycle, &c);
+        }
         if placed.iter().any(|&g| !c.is_placed(g)) {
+            if super::tuning::get().debug {
+                eprintln!(
+                    "repack candidate: places {} of {}, evicts {}",
+                    placed.iter().filter(|&&g| c.is_placed(g)).count(),
+                    placed.len(),
+                    c.evicted.len()
+                );
+            }
             continue;
         }
         greedy::fill_elastic(cycle, &mut c);

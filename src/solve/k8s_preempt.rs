@@ -114,7 +114,7 @@ pub(crate) fn release(cycle: &Cycle, st: &mut NodeState, p: PodId) {
 }
 
 /// Puts bound pod `p` back on its node if its requests and its own devices still fit.
-fn restore(cycle: &Cycle, st: &mut NodeState, p: PodId) -> bool {
+pub(crate) fn restore_pod(cycle: &Cycle, st: &mut NodeState, p: PodId) -> bool {
     let inst = cycle.inst;
     let pod = &inst.pods[p];
     for r in 0..inst.resources.len() {
@@ -154,7 +154,7 @@ pub(crate) fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodI
         if !saved.iter().any(|(m, _)| *m == n) {
             saved.push((n, states[n].clone()));
         }
-        if !restore(cycle, &mut states[n], p) {
+        if !restore_pod(cycle, &mut states[n], p) {
             for (m, st) in saved {
                 states[m] = st;
             }

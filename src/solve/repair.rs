@@ -204,3 +204,170 @@ pub fn reduce_evictions(cycle: &Cycle, a: &Assignment) -> Assignment {
     }
     a
 }
+
+/// Places the groups of `order` (minimum pods only), pod by pod: first fit without
+/// eviction, else on the node where the fewest and least important victims make room
+/// (lower-priority units on that node, lowest priority first, then the ones not needed
+/// put back), as Kubernetes' per-node preemption does. A group that does not fit whole
+/// is rolled back. Groups with a required level or sliced tasks are placed by plain
+/// first fit. The warm start of the `evicted@` tiers: room goes to minimums first.
+pub fn place_with_node_preemption(cycle: &Cycle, order: &[GroupId]) -> Assignment {
+    let inst = cycle.inst;
+    let mut st = cycle.nodes.clone();
+    let mut a = Assignment::empty(inst);
+    let mut evicted = vec![false; cycle.victims.len()];
+    let in_order: Vec<bool> = (0..inst.groups.len()).map(|g| order.contains(&g)).collect();
+    for &g in order {
+        let grp = &inst.groups[g];
+        let simple = grp.required.is_none() && grp.tasks.iter().all(|&t| inst.tasks[t].slice.is_none());
+        if !simple {
+            if let Some((pods, dom)) = super::greedy::place_group_with(cycle, &mut st, g, false) {
+                a.pods[g] = pods;
+                a.domain[g] = dom;
+            }
+            continue;
+        }
+        if grp.bound.iter().any(|&m| cycle.victims.iter().enumerate().any(|(u, v)| evicted[u] && v.pods.contains(&m))) {
+            continue;
+        }
+        let (saved_st, saved_ev) = (st.clone(), evicted.clone());
+        let mut pods: Vec<NewPod> = Vec::new();
+        let mut need: Vec<(TaskId, i64)> = Vec::new();
+        let tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
+        let mut total = 0;
+        if grp.policy == Policy::Gang {
+            for &t in &tasks {
+                need.push((t, inst.tasks[t].min_count));
+                total += inst.tasks[t].min_count;
+            }
+        }
+        let mut missing = inst.min_new_pods(g) - total;
+        for &t in &tasks {
+            if missing <= 0 {
+                break;
+            }
+            let have = need.iter().find(|(x, _)| *x == t).map(|x| x.1).unwrap_or(0);
+            let more = (inst.tasks[t].count - have).min(missing);
+            if more > 0 {
+                need.push((t, more));
+                missing -= more;
+            }
+        }
+        let mut ok = missing <= 0;
+        'pods: for &(t, k) in &need {
+            for _ in 0..k {
+                match place_pod(cycle, &mut st, &mut evicted, &in_order, g, t) {
+                    Some(p) => pods.push(p),
+                    None => {
+                        ok = false;
+                        break 'pods;
+                    }
+                }
+            }
+        }
+        if ok {
+            a.pods[g] = pods;
+        } else {
+            st = saved_st;
+            evicted = saved_ev;
+        }
+    }
+    // Evictions that turned out not to be needed go back.
+    let mut order_u: Vec<usize> = (0..cycle.victims.len()).filter(|&u| evicted[u]).collect();
+    order_u.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+    for u in order_u {
+        if restore_unit(cycle, &mut st, &cycle.victims[u].pods) {
+            evicted[u] = false;
+        }
+    }
+    a.evicted = (0..cycle.victims.len()).filter(|&u| evicted[u]).collect();
+    a
+}
+
+/// One pod of task `t` of group `g`: without eviction if possible, else on the node with
+/// the cheapest victims (most important victim priority, then pods of that priority, then
+/// all pods evicted).
+fn place_pod(cycle: &Cycle, st: &mut [NodeState], evicted: &mut [bool], in_order: &[bool], g: GroupId, t: TaskId) -> Option<NewPod> {
+    let inst = cycle.inst;
+    let req = &inst.tasks[t].requests;
+    for &n in &cycle.eligible[t] {
+        if let Some(devices) = st[n].take(inst, &cycle.shared_ids, req) {
+            return Some(NewPod { task: t, node: n, devices });
+        }
+    }
+    let grp = &inst.groups[g];
+    if grp.preempt_never {
+        return None;
+    }
+    let mut best: Option<((i64, usize, usize), NodeId, Vec<usize>)> = None;
+    for &n in &cycle.eligible[t] {
+        let mut cands: Vec<usize> = cycle.victims_on[n]
+            .iter()
+            .copied()
+            .filter(|&u| {
+                let v = &cycle.victims[u];
+                !evicted[u] && v.priority < grp.priority && v.pending_group.is_none_or(|h| h != g && !in_order[h])
+            })
+            .collect();
+        if cands.is_empty() {
+            continue;
+        }
+        cands.sort_by_key(|&u| (cycle.victims[u].priority, u));
+        let mut s = st[n].clone();
+        let mut chosen = Vec::new();
+        let mut fits = false;
+        for &u in &cands {
+            for &p in &cycle.victims[u].pods {
+                if inst.pods[p].node == n {
+                    release(cycle, &mut s, p);
+                }
+            }
+            chosen.push(u);
+            let mut probe = s.clone();
+            if probe.take(inst, &cycle.shared_ids, req).is_some() {
+                fits = true;
+                break;
+            }
+        }
+        if !fits {
+            continue;
+        }
+        // Put back what the pod does not need, most important first.
+        let mut with_pod = s.clone();
+        if with_pod.take(inst, &cycle.shared_ids, req).is_none() {
+            continue;
+        }
+        chosen.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+        let mut keep = Vec::new();
+        for u in chosen {
+            let here: Vec<PodId> = cycle.victims[u].pods.iter().copied().filter(|&p| inst.pods[p].node == n).collect();
+            // Only this node's pods of the unit matter for the fit here.
+            let mut trial = with_pod.clone();
+            let back = here.iter().all(|&p| super::k8s_preempt::restore_pod(cycle, &mut trial, p));
+            if back {
+                with_pod = trial;
+            } else {
+                keep.push(u);
+            }
+        }
+        if keep.is_empty() {
+            continue;
+        }
+        let top = keep.iter().map(|&u| cycle.victims[u].priority).max().unwrap();
+        let at_top: usize = keep.iter().filter(|&&u| cycle.victims[u].priority == top).map(|&u| cycle.victims[u].pods.len()).sum();
+        let all: usize = keep.iter().map(|&u| cycle.victims[u].pods.len()).sum();
+        let key = (top, at_top, all);
+        if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
+            best = Some((key, n, keep));
+        }
+    }
+    let (_, n, keep) = best?;
+    for &u in &keep {
+        evicted[u] = true;
+        for &p in &cycle.victims[u].pods {
+            release(cycle, &mut st[inst.pods[p].node], p);
+        }
+    }
+    let devices = st[n].take(inst, &cycle.shared_ids, req)?;
+    Some(NewPod { task: t, node: n, devices })
+}
