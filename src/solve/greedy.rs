@@ -9,6 +9,7 @@
 
 use super::assemble::{assemble, Assignment, NewPod};
 use super::cycle::{Cycle, NodeState};
+use super::quota;
 use super::*;
 use crate::decision::Status;
 use crate::model::*;
@@ -54,8 +55,8 @@ pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
     let mut order = cycle.pending.clone();
     order.sort_by(|&a, &b| {
         let (ga, gb) = (&inst.groups[a], &inst.groups[b]);
-        gb.priority
-            .cmp(&ga.priority)
+        gb.rank
+            .cmp(&ga.rank)
             .then(size(b).partial_cmp(&size(a)).unwrap_or(std::cmp::Ordering::Equal))
             .then(ga.created_at.cmp(&gb.created_at))
             .then(ga.order.cmp(&gb.order))
@@ -72,10 +73,28 @@ pub fn place_in_order(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usiz
 /// As [`place_in_order`]; with `elastic` false each group gets only the pods its
 /// minimums need (elastic pods can be added afterwards by [`fill_elastic`]).
 pub fn place_in_order_with(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>, elastic: bool) -> Assignment {
+    let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
-    let mut a = Assignment::empty(cycle.inst);
+    let mut a = Assignment::empty(inst);
+    let mut ledger = quota::Ledger::new(cycle);
     for &g in order {
-        if let Some((pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank, elastic) {
+        let saved = ledger.as_ref().map(|_| states.clone());
+        if let Some((mut pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank, elastic) {
+            if let Some(l) = ledger.as_mut() {
+                // Over its queue's quota: keep what fits (elastic pods go first) and
+                // give the rest of the capacity back to the groups that follow.
+                if !l.fits(g, &pods) {
+                    states = saved.expect("saved with a ledger");
+                    l.trim(g, &mut pods);
+                    for p in &pods {
+                        states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+                    }
+                    if pods.is_empty() {
+                        continue;
+                    }
+                }
+                l.take(g, &pods);
+            }
             a.pods[g] = pods;
             a.domain[g] = dom;
         }
@@ -295,7 +314,7 @@ pub fn small_first_order(cycle: &Cycle) -> Vec<GroupId> {
         .into_iter()
         .map(|g| {
             let size: f64 = inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum();
-            (-inst.groups[g].priority, size, g)
+            (-inst.groups[g].rank, size, g)
         })
         .collect();
     by_size.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(&b.2)));
@@ -359,13 +378,15 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
             states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
         }
     }
+    let mut ledger = quota::Ledger::after(cycle, a);
     let mut order: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
-    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].priority), inst.groups[g].created_at, g));
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, g));
     for g in order {
         let grp = &inst.groups[g];
         for &t in &grp.tasks {
             let have = a.pods[g].iter().filter(|p| p.task == t).count() as i64;
-            let room = inst.tasks[t].count - have;
+            let quota_room = ledger.as_ref().map_or(i64::MAX, |l| l.room_for(g, t));
+            let room = (inst.tasks[t].count - have).min(quota_room);
             if room <= 0 {
                 continue;
             }
@@ -380,6 +401,9 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
             let mut trial = Trial { states: &mut states, saved: Vec::new(), pods: Vec::new() };
             add_pods(cycle, &mut trial, t, &nodes, room);
             let new = std::mem::take(&mut trial.pods);
+            if let Some(l) = ledger.as_mut() {
+                l.take(g, &new);
+            }
             a.pods[g].extend(new);
         }
     }

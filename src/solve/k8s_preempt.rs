@@ -43,6 +43,7 @@
 use super::assemble::{assemble, Assignment};
 use super::cycle::{Cycle, NodeState, UNLIMITED};
 use super::greedy;
+use super::quota;
 use super::*;
 use crate::decision::Status;
 use crate::model::*;
@@ -186,6 +187,7 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
         evicted: 0,
         reprieved: 0,
     };
+    let mut ledger = quota::Ledger::new(cycle);
     for &g in order {
         let grp = &inst.groups[g];
         if let Some(&m) = grp.bound.iter().find(|&&m| pod_evicted[m]) {
@@ -199,8 +201,19 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
             );
             continue;
         }
+        // Queue quotas (rule 7): the ledger never gives back what evictions free, so
+        // whatever it admits stays valid when later groups reprieve victims.
+        let before = ledger.as_ref().map(|_| (states.clone(), a.evicted.clone(), unit_evicted.clone(), pod_evicted.clone()));
         // 1. Plain first fit, no eviction.
         if let Some((pods, dom)) = greedy::place_group_with(cycle, &mut states, g, elastic) {
+            if let Some(l) = ledger.as_mut() {
+                if !l.fits(g, &pods) {
+                    states = before.expect("saved with a ledger").0;
+                    run.notes.insert(g, "first fit finds room, but not within its queue's quota".into());
+                    continue;
+                }
+                l.take(g, &pods);
+            }
             a.pods[g] = pods;
             a.domain[g] = dom;
             continue;
@@ -213,10 +226,7 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
         let cands: Vec<usize> = (0..cycle.victims.len())
             .filter(|&u| {
                 let unit = &cycle.victims[u];
-                !unit_evicted[u]
-                    && unit.priority < grp.priority
-                    && unit.pending_group != Some(g)
-                    && unit.pending_group.is_none_or(|h| !a.is_placed(h))
+                !unit_evicted[u] && cycle.may_preempt(g, u) && unit.pending_group.is_none_or(|h| !a.is_placed(h))
             })
             .collect();
         if cands.is_empty() {
@@ -260,6 +270,18 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
                 }
                 a.evicted.push(u);
             }
+        }
+        // Queues: the group's pods within quota, and (YuniKorn's model) no queue taken
+        // below its guarantee; otherwise this group's attempt is undone whole.
+        if let Some(l) = ledger.as_mut() {
+            if !l.fits(g, &a.pods[g]) || !quota::guarantees_hold(cycle, &a) {
+                (states, a.evicted, unit_evicted, pod_evicted) = before.expect("saved with a ledger");
+                a.pods[g].clear();
+                a.domain[g] = None;
+                run.notes.insert(g, "with evictions it would fit, but not within its queue's quota or guarantees".into());
+                continue;
+            }
+            l.take(g, &a.pods[g]);
         }
     }
     a.evicted.sort_unstable();

@@ -73,6 +73,7 @@ mod heuristics;
 mod highs;
 mod k8s_preempt;
 mod milp;
+mod quota;
 mod repair;
 mod tuning;
 

@@ -99,13 +99,10 @@ fn strip_elastic(cycle: &Cycle, a: &mut Assignment) {
 fn attributed(cycle: &Cycle, a: &Assignment, u: usize) -> bool {
     let inst = cycle.inst;
     let unit = &cycle.victims[u];
-    cycle.pending.iter().any(|&g| {
-        let grp = &inst.groups[g];
-        !grp.preempt_never
-            && grp.priority > unit.priority
-            && unit.pending_group != Some(g)
-            && a.pods[g].iter().any(|p| unit.pods.iter().any(|&q| inst.pods[q].node == p.node))
-    })
+    cycle
+        .pending
+        .iter()
+        .any(|&g| cycle.may_preempt(g, u) && a.pods[g].iter().any(|p| unit.pods.iter().any(|&q| inst.pods[q].node == p.node)))
 }
 
 /// Tries to put evicted unit `u` back by moving new pods off its nodes; all or nothing.
@@ -306,7 +303,7 @@ fn place_pod(cycle: &Cycle, st: &mut [NodeState], evicted: &mut [bool], in_order
             .copied()
             .filter(|&u| {
                 let v = &cycle.victims[u];
-                !evicted[u] && v.priority < grp.priority && v.pending_group.is_none_or(|h| h != g && !in_order[h])
+                !evicted[u] && cycle.may_preempt(g, u) && v.pending_group.is_none_or(|h| !in_order[h])
             })
             .collect();
         if cands.is_empty() {
