@@ -74,6 +74,7 @@ mod highs;
 mod k8s_preempt;
 mod milp;
 mod quota;
+mod repair;
 mod tuning;
 
 /// The cycle MILP of an instance in CPLEX LP format, all objective components merged
