@@ -1,5 +1,7 @@
-//! Independent validator: checks a [`Decision`] against the hard rules 1-6 of
-//! `shared/spec/semantics.md` and recomputes objective terms 1-3.
+//! Independent validator: checks a [`Decision`] against the hard rules 1-7 of
+//! `shared/spec/semantics.md` and recomputes objective terms 1-3. Rule 7 (queues) and
+//! YuniKorn's preemption rules live in the submodule `queues` (definitions of
+//! `models/queues.md`).
 //!
 //! Everything here is written from first principles on [`Instance`] and [`Decision`]; it
 //! shares no constraint-building or fit code with the solvers, so that a bug in one is
@@ -13,6 +15,8 @@ use crate::model::{DisruptionMode, GroupId, Instance, NodeId, PodId, Policy, Res
 use crate::quantity::{self, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+
+mod queues;
 
 /// One broken hard rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,13 +90,15 @@ pub fn check(inst: &Instance, d: &Decision) -> Report {
     }
     let pl = read_placements(inst, d, &mut v);
     check_unplaced(inst, d, &pl, &mut v);
-    let evicted = check_evictions(inst, d, &pl, &mut v);
+    let evictions = check_evictions(inst, d, &pl, &mut v);
+    let evicted: BTreeSet<PodId> = evictions.keys().copied().collect();
+    let queue_use = queues::check_queues(inst, &pl, &evictions, &mut v);
     check_capacity(inst, &pl, &evicted, &mut v);
     check_fit(inst, &pl, &mut v);
     check_devices(inst, &pl, &evicted, &mut v);
     check_gang(inst, &pl, &mut v);
     check_topology(inst, d, &pl, &evicted, &mut v);
-    check_needed(inst, &pl, &evicted, &mut v);
+    check_needed(inst, &pl, &evicted, queue_use.as_ref(), &mut v);
     let objective = recompute_objective(inst, &pl, &evicted);
     // An Invalid decision carries no answer, so there is no objective to compare.
     if d.status != Status::Invalid {
@@ -273,8 +279,9 @@ fn check_unplaced(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<Vi
 // Rule 6: evictions.
 
 /// Validates every eviction; returns the evicted bound pods (those that exist), which
-/// free their capacity and devices for rules 1 and 3.
-fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<Violation>) -> BTreeSet<PodId> {
+/// free their capacity and devices for rules 1 and 3, with the preemptor each names (if
+/// it is a pod group).
+fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<Violation>) -> BTreeMap<PodId, Option<GroupId>> {
     let mut evicted: BTreeMap<PodId, Option<GroupId>> = BTreeMap::new();
     for (i, e) in d.evictions.iter().enumerate() {
         let Some(p) = inst.pod_id(&e.pod) else {
@@ -364,17 +371,18 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
             ));
         }
     }
-    evicted.into_keys().collect()
+    evicted
 }
 
 /// Rule 6, "no eviction that is not needed": an eviction is unneeded when undoing it
 /// alone (for a `disruptionMode: PodGroup` victim, all its evicted bound members at once)
 /// keeps the decision valid. Undoing one only adds its pods back on their own nodes and
-/// devices, so this re-counts rules 1 and 3 on those nodes with the pods restored: the
-/// eviction is needed iff one of them then breaks (capacity as in rule 1, on nodes that
-/// receive new pods; every listed device as in rule 3).
+/// devices and into their queues, so this re-counts rules 1 and 3 on those nodes with the
+/// pods restored, and rule 7 on their queues: the eviction is needed iff one of them then
+/// breaks (capacity as in rule 1, on nodes that receive new pods; every listed device as
+/// in rule 3; a queue's max or maxapplications as in rule 7).
 #[allow(clippy::needless_range_loop)] // r indexes several per-resource vectors at once
-fn check_needed(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v: &mut Vec<Violation>) {
+fn check_needed(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, queue_use: Option<&queues::QueueUse>, v: &mut Vec<Violation>) {
     if evicted.is_empty() {
         return;
     }
@@ -466,7 +474,8 @@ fn check_needed(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, v: 
             let (um, uk, uwhole) = dev.get(key).copied().unwrap_or((0, 0, false));
             um + m > 1000 || (uk + k > 1 && (uwhole || whole))
         });
-        if !capacity_breaks && !devices_break {
+        let quota_breaks = queue_use.is_some_and(|q| q.undo_breaks(inst, &unit));
+        if !capacity_breaks && !devices_break && !quota_breaks {
             for &p in &unit {
                 v.push(Violation::new(6, format!("eviction of {} is not needed (the placements fit without it)", inst.pods[p].name)));
             }
@@ -849,16 +858,18 @@ fn check_topology(inst: &Instance, d: &Decision, pl: &Placements, evicted: &BTre
 // Objective terms 1-3.
 
 fn recompute_objective(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>) -> Objective {
-    let mut levels: BTreeMap<i64, (i64, i64)> = BTreeMap::new(); // priority -> (placed, pending)
+    // Term 1 levels: the priority, or with queues the effective key (computed by the
+    // model from the queue tree; ranks are its dense order).
+    let mut levels: BTreeMap<i64, (i64, i64)> = BTreeMap::new(); // rank -> (placed, pending)
     for g in inst.pending_groups() {
-        let e = levels.entry(inst.groups[g].priority).or_default();
+        let e = levels.entry(inst.groups[g].rank).or_default();
         e.1 += 1;
         if pl.placed.contains(&g) {
             e.0 += 1;
         }
     }
     let placed_by_priority =
-        levels.into_iter().rev().map(|(priority, (placed, pending))| PlacedRow { priority, placed, pending }).collect();
+        levels.into_iter().rev().map(|(rank, (placed, pending))| PlacedRow { priority: inst.level_key(rank), placed, pending }).collect();
     let mut ev: BTreeMap<i64, i64> = BTreeMap::new();
     for &p in evicted {
         *ev.entry(inst.pods[p].priority).or_default() += 1;
@@ -1014,7 +1025,10 @@ pods:
 
     fn main_objective() -> Objective {
         Objective {
-            placed_by_priority: vec![PlacedRow { priority: 100, placed: 2, pending: 2 }, PlacedRow { priority: 10, placed: 1, pending: 2 }],
+            placed_by_priority: vec![
+                PlacedRow { priority: 100.into(), placed: 2, pending: 2 },
+                PlacedRow { priority: 10.into(), placed: 1, pending: 2 },
+            ],
             evicted_by_priority: vec![],
             extra_pods: 1,
         }
@@ -1523,7 +1537,7 @@ pods:
         assert_eq!(
             r.objective,
             Objective {
-                placed_by_priority: vec![PlacedRow { priority: 100, placed: 1, pending: 2 }],
+                placed_by_priority: vec![PlacedRow { priority: 100.into(), placed: 1, pending: 2 }],
                 evicted_by_priority: vec![EvictedRow { priority: 5, pods: 2 }],
                 extra_pods: 0,
             }

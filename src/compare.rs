@@ -180,16 +180,16 @@ pub fn verdict(o: &Objective, exact: &Objective) -> Verdict {
 }
 
 fn first_difference(o: &Objective, exact: &Objective) -> (String, String) {
-    let diff_levels = |a: BTreeMap<i64, i64>, b: BTreeMap<i64, i64>| -> Option<(i64, i64)> {
-        let mut levels: Vec<i64> = a.keys().chain(b.keys()).copied().collect();
+    fn diff_levels<K: Ord + Clone>(a: BTreeMap<K, i64>, b: BTreeMap<K, i64>) -> Option<(K, i64)> {
+        let mut levels: Vec<K> = a.keys().chain(b.keys()).cloned().collect();
         levels.sort_unstable_by(|x, y| y.cmp(x));
         levels.dedup();
         levels.into_iter().find_map(|l| {
             let d = a.get(&l).copied().unwrap_or(0) - b.get(&l).copied().unwrap_or(0);
             (d != 0).then_some((l, d))
         })
-    };
-    let placed = |x: &Objective| x.placed_by_priority.iter().map(|r| (r.priority, r.placed)).collect::<BTreeMap<_, _>>();
+    }
+    let placed = |x: &Objective| x.placed_by_priority.iter().map(|r| (r.priority.clone(), r.placed)).collect::<BTreeMap<_, _>>();
     if let Some((l, d)) = diff_levels(placed(o), placed(exact)) {
         return ("placed".into(), format!("placed@{l} {d:+}"));
     }

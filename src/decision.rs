@@ -14,10 +14,62 @@ pub enum Status {
     Invalid,
 }
 
+/// The level of term 1 a pending group belongs to: its priority, or with queues its
+/// effective priority key (semantics.md, "Effective priority with queues"): the value at
+/// `root`, then the inner components of fenced queues, outermost first. Keys compare
+/// lexicographically (a strict prefix sorts below: a deterministic tie-break YuniKorn
+/// leaves open). Written as a number when it has one component, else as a list.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PriorityKey(pub Vec<i64>);
+
+impl From<i64> for PriorityKey {
+    fn from(v: i64) -> PriorityKey {
+        PriorityKey(vec![v])
+    }
+}
+
+impl std::fmt::Display for PriorityKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.len() == 1 {
+            write!(f, "{}", self.0[0])
+        } else {
+            let parts: Vec<String> = self.0.iter().map(|v| v.to_string()).collect();
+            write!(f, "[{}]", parts.join(", "))
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum KeyWire {
+    One(i64),
+    Many(Vec<i64>),
+}
+
+impl Serialize for PriorityKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.len() == 1 {
+            KeyWire::One(self.0[0]).serialize(s)
+        } else {
+            KeyWire::Many(self.0.clone()).serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PriorityKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PriorityKey, D::Error> {
+        match KeyWire::deserialize(d)? {
+            KeyWire::One(v) => Ok(PriorityKey(vec![v])),
+            KeyWire::Many(v) if v.is_empty() => Err(serde::de::Error::custom("a priority key needs at least one component")),
+            KeyWire::Many(v) => Ok(PriorityKey(v)),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacedRow {
-    pub priority: i64,
+    pub priority: PriorityKey,
     pub placed: i64,
     pub pending: i64,
 }
@@ -45,9 +97,10 @@ impl Objective {
     /// Lexicographic comparison of terms 1-3: `Greater` means `self` is better.
     pub fn compare(&self, other: &Objective) -> std::cmp::Ordering {
         use std::cmp::Ordering;
-        let placed = |o: &Objective| -> BTreeMap<i64, i64> { o.placed_by_priority.iter().map(|r| (r.priority, r.placed)).collect() };
+        let placed =
+            |o: &Objective| -> BTreeMap<PriorityKey, i64> { o.placed_by_priority.iter().map(|r| (r.priority.clone(), r.placed)).collect() };
         let (a, b) = (placed(self), placed(other));
-        let mut levels: Vec<i64> = a.keys().chain(b.keys()).copied().collect();
+        let mut levels: Vec<PriorityKey> = a.keys().chain(b.keys()).cloned().collect();
         levels.sort_unstable_by(|x, y| y.cmp(x));
         levels.dedup();
         for l in levels {

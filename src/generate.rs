@@ -8,6 +8,8 @@
 //!
 //! Classes:
 //! - `tiny`: brute-forceable instances (<= 3 nodes, <= 8 pending pods) for property tests;
+//! - `tiny-queues`: brute-forceable instances with a YuniKorn queue tree (rule 7, effective
+//!   priority, gang admission, the YuniKorn preemption model) for property tests;
 //! - `flat-64`, `flat-256`, `flat-1024`: flat CPU/GPU clusters, 30-70 % pre-occupied, with a
 //!   mix of homogeneous and heterogeneous gangs, elastic and fractional-GPU groups whose
 //!   total demand exceeds the free capacity (1.0-1.5x);
@@ -46,6 +48,11 @@ const CLASSES: &[Class] = &[
         name: "tiny",
         about: "1-3 nodes, 1-3 pending groups of 1-2 tasks, <= 8 pending pods; sometimes devices, selectors, taints, bound pods, a rack level, slices",
         build: gen_tiny,
+    },
+    Class {
+        name: "tiny-queues",
+        about: "2-4 nodes, 2-4 pending groups (<= 6 pods) in a YuniKorn queue tree (root > 1-2 parents > 2-3 leaves) with tight max, maxapplications, guaranteed, fair leaves, offsets, fences, preemption policies; half of them under preemptionModel yunikorn",
+        build: gen_tiny_queues,
     },
     Class {
         name: "flat-64",
@@ -718,6 +725,302 @@ fn req_of(t: &TaskDoc) -> Req {
         read("memory", crate::quantity::Scale::Base) / (1024 * 1024),
         read(GPU, crate::quantity::Scale::Milli),
     )
+}
+
+// ---------------------------------------------------------------------------------------
+// tiny-queues
+
+/// One queue of a generated tree, with its limits (cpu in milli, memory in MiB) and what
+/// the bound pods laid out so far use of them.
+#[derive(Default)]
+struct GenQueue {
+    name: String,
+    path: String,
+    parent: Option<usize>,
+    children: Vec<usize>,
+    max_cpu: Option<i64>,
+    max_mem: Option<i64>,
+    guaranteed_cpu: Option<i64>,
+    max_apps: Option<u64>,
+    properties: Vec<(&'static str, String)>,
+    used_cpu: i64,
+    used_mem: i64,
+    running: u64,
+}
+
+/// A queue tree under construction: `queues[0]` is root.
+struct GenQueues {
+    queues: Vec<GenQueue>,
+    /// `vcore` (YuniKorn's name) or `cpu` in the limits.
+    cpu_key: &'static str,
+}
+
+impl GenQueues {
+    fn path_up(&self, q: usize) -> Vec<usize> {
+        std::iter::successors(Some(q), |&a| self.queues[a].parent).collect()
+    }
+
+    /// Whether a bound pod of `req` fits every max on the path of `leaf`, and (when it
+    /// starts a group that is not running yet) every maxapplications.
+    fn room(&self, leaf: usize, req: Req, starts_group: bool) -> bool {
+        self.path_up(leaf).iter().all(|&q| {
+            let x = &self.queues[q];
+            x.max_cpu.is_none_or(|m| x.used_cpu + req.cpu <= m)
+                && x.max_mem.is_none_or(|m| x.used_mem + req.mem <= m)
+                && (!starts_group || x.max_apps.is_none_or(|m| x.running < m))
+        })
+    }
+
+    fn take(&mut self, leaf: usize, req: Req, starts_group: bool) {
+        for q in self.path_up(leaf) {
+            let x = &mut self.queues[q];
+            x.used_cpu += req.cpu;
+            x.used_mem += req.mem;
+            x.running += starts_group as u64;
+        }
+    }
+
+    fn doc(&self, q: usize) -> crate::queues::QueueDoc {
+        let x = &self.queues[q];
+        let mut resources = crate::queues::QueueResourcesDoc::default();
+        if let Some(c) = x.max_cpu {
+            resources.max.insert(self.cpu_key.into(), milli_q(c));
+        }
+        if let Some(m) = x.max_mem {
+            resources.max.insert("memory".into(), mem_q(m));
+        }
+        if let Some(c) = x.guaranteed_cpu {
+            resources.guaranteed.insert(self.cpu_key.into(), milli_q(c));
+        }
+        let has = !resources.max.is_empty() || !resources.guaranteed.is_empty();
+        crate::queues::QueueDoc {
+            name: x.name.clone(),
+            queues: x.children.iter().map(|&c| self.doc(c)).collect(),
+            maxapplications: x.max_apps,
+            properties: x.properties.iter().map(|(k, v)| (k.to_string(), QuantityDoc::Text(v.clone()))).collect(),
+            resources: has.then_some(resources),
+            ..Default::default()
+        }
+    }
+}
+
+/// The queue tree of `tiny-queues`: root > 1-2 parents > 2-3 leaves (each parent at least
+/// one), with limits tight enough for the instance's few cores to bind often.
+fn gen_queue_tree(rng: &mut Rng) -> (GenQueues, Vec<usize>) {
+    let mut t = GenQueues {
+        queues: vec![GenQueue { name: "root".into(), path: "root".into(), ..Default::default() }],
+        cpu_key: if rng.chance(50) { "vcore" } else { "cpu" },
+    };
+    let n_parents = rng.range(1, 2) as usize;
+    let n_leaves = rng.range(2, 3) as usize;
+    let mut leaves = Vec::new();
+    for pi in 0..n_parents {
+        let name = ["p", "q"][pi].to_string();
+        let mut p = GenQueue { path: format!("root.{name}"), name, parent: Some(0), ..Default::default() };
+        if rng.chance(45) {
+            p.max_cpu = Some(cores(rng.range(2, 6)));
+        }
+        if rng.chance(15) {
+            p.max_mem = Some(gi(rng.range(2, 6)));
+        }
+        if rng.chance(35) {
+            p.guaranteed_cpu = Some(cores(rng.range(1, p.max_cpu.map_or(4, |m| m / 1000))));
+        }
+        if rng.chance(20) {
+            p.max_apps = Some(rng.range(1, 3) as u64);
+        }
+        let id = t.queues.len();
+        t.queues.push(p);
+        t.queues[0].children.push(id);
+        // This parent's leaves: the last parent takes what is left, the others 1 or 2
+        // (leaving at least one per later parent).
+        let left = n_leaves - leaves.len();
+        let later = n_parents - pi - 1;
+        let mine = if later == 0 { left } else { rng.range(1, (left - later).min(2) as i64) as usize };
+        let mut guaranteed_left = t.queues[id].guaranteed_cpu;
+        for _ in 0..mine {
+            let name = ["a", "b", "c"][leaves.len()].to_string();
+            let parent = &t.queues[id];
+            let mut l = GenQueue { path: format!("{}.{name}", parent.path), name, parent: Some(id), ..Default::default() };
+            if rng.chance(55) {
+                let cap = parent.max_cpu.map_or(4000, |m| m.min(4000));
+                l.max_cpu = Some(rng.pick(&[500, 1000, 1000, 2000, 2000, 3000, 4000]).min(cap));
+            }
+            if rng.chance(10) {
+                l.max_mem = Some(gi(rng.range(1, 4)).min(parent.max_mem.unwrap_or(i64::MAX)));
+            }
+            if rng.chance(50) {
+                let mut g = cores(rng.range(1, 2));
+                if let Some(m) = l.max_cpu {
+                    g = g.min(m);
+                }
+                if let Some(left) = guaranteed_left {
+                    g = g.min(left);
+                }
+                if g > 0 {
+                    l.guaranteed_cpu = Some(g);
+                    guaranteed_left = guaranteed_left.map(|x| x - g);
+                }
+            }
+            if rng.chance(25) {
+                let n = rng.range(1, 2) as u64;
+                l.max_apps = Some(parent.max_apps.map_or(n, |m| n.min(m)));
+            }
+            if rng.chance(15) {
+                l.properties.push(("application.sort.policy", "fair".into()));
+            }
+            let lid = t.queues.len();
+            t.queues.push(l);
+            t.queues[id].children.push(lid);
+            leaves.push(lid);
+        }
+    }
+    // Priority and preemption properties on any queue but root.
+    for q in 1..t.queues.len() {
+        if rng.chance(20) {
+            t.queues[q].properties.push(("priority.offset", rng.pick(&[-20i64, 5, 10, 100]).to_string()));
+        }
+        if rng.chance(12) {
+            t.queues[q].properties.push(("priority.policy", "fence".into()));
+        }
+        if rng.chance(25) {
+            t.queues[q].properties.push(("preemption.policy", rng.pick(&["fence", "disabled", "default"]).into()));
+        }
+    }
+    (t, leaves)
+}
+
+fn gen_tiny_queues(rng: &mut Rng) -> InstanceDoc {
+    let mut b = Builder::default();
+    let n_nodes = rng.range(2, 4) as usize;
+    for i in 0..n_nodes {
+        let s = NodeSpec::new(format!("n{i}"), cores(rng.range(2, 4)), gi(rng.range(4, 8)));
+        b.add_node(s);
+    }
+    let (mut tree, leaves) = gen_queue_tree(rng);
+    let n_levels = rng.range(1, 3) as usize;
+    let use_classes = rng.chance(20);
+    let prio = Priorities::new(rng, &[(0, "standard"), (10, "elevated"), (100, "high")], n_levels, use_classes, &mut b.doc);
+
+    // Pending groups, each in a leaf.
+    let n_groups = rng.range(2, 4) as usize;
+    let mut groups: Vec<PodGroupDoc> = Vec::new();
+    let mut leaf_of: Vec<usize> = Vec::new();
+    for gi_ in 0..n_groups {
+        let leaf = rng.pick(&leaves);
+        let mut g = PodGroupDoc { name: format!("g{gi_}"), queue: Some(tree.queues[leaf].path.clone()), ..Default::default() };
+        if rng.chance(30) {
+            g.policy = Some("basic".into());
+        }
+        // Pending work mostly above the running work, so that evictions are an option.
+        let level = n_levels - 1 - prio.low(rng);
+        prio.apply(rng, level, &mut g);
+        if rng.chance(10) {
+            g.preemption_policy = Some("Never".into());
+        }
+        if rng.chance(30) {
+            g.created_at = Some(rng.range(0, 100));
+        }
+        for ti in 0..rng.range(1, 2) as usize {
+            let req = Req::new(if rng.chance(30) { 500 } else { cores(rng.range(1, 2)) }, if rng.chance(30) { 512 } else { gi(1) }, 0);
+            g.tasks.push(task(["a", "b"][ti], rng.range(0, 2), None, req));
+        }
+        if g.tasks.iter().all(|t| t.count == 0) {
+            g.tasks[0].count = 1;
+        }
+        groups.push(g);
+        leaf_of.push(leaf);
+    }
+    // At most 6 pending pods in all (4 nodes), every group keeping at least one.
+    loop {
+        let total: i64 = groups.iter().flat_map(|g| &g.tasks).map(|t| t.count).sum();
+        if total <= 6 {
+            break;
+        }
+        let mut cands = Vec::new();
+        for (gi_, g) in groups.iter().enumerate() {
+            let gt: i64 = g.tasks.iter().map(|t| t.count).sum();
+            for (ti, t) in g.tasks.iter().enumerate() {
+                if t.count > 0 && gt > 1 {
+                    cands.push((gi_, ti));
+                }
+            }
+        }
+        let (gi_, ti) = rng.pick(&cands);
+        groups[gi_].tasks[ti].count -= 1;
+    }
+    for g in groups.iter_mut() {
+        for t in g.tasks.iter_mut() {
+            if rng.chance(40) {
+                t.min_count = Some(rng.range(0, t.count));
+            }
+        }
+    }
+
+    // Bound pods, within every node and every queue limit.
+    #[allow(clippy::too_many_arguments)]
+    let bind_in = |rng: &mut Rng,
+                   b: &mut Builder,
+                   tree: &mut GenQueues,
+                   name: String,
+                   leaf: usize,
+                   req: Req,
+                   group: &str,
+                   task: &str,
+                   first: bool| {
+        let node = rng.below(n_nodes as u64) as usize;
+        if tree.room(leaf, req, first) && b.bind(rng, name, node, req, Some(group), Some(task), None, None) {
+            tree.take(leaf, req, first);
+            true
+        } else {
+            false
+        }
+    };
+    let mut running: Vec<PodGroupDoc> = Vec::new();
+    for k in 0..rng.range(1, 2) {
+        let leaf = rng.pick(&leaves);
+        let req = Req::new(if rng.chance(30) { 500 } else { 1000 }, if rng.chance(50) { 512 } else { gi(1) }, 0);
+        let name = format!("run{k}");
+        let mut g = PodGroupDoc {
+            name: name.clone(),
+            queue: Some(tree.queues[leaf].path.clone()),
+            tasks: vec![task("main", 0, None, req)],
+            ..Default::default()
+        };
+        let level = prio.low(rng);
+        prio.apply(rng, level, &mut g);
+        if rng.chance(25) {
+            g.disruption_mode = Some("PodGroup".into());
+        }
+        let mut bound = 0;
+        for m in 0..rng.range(1, 3) {
+            if bind_in(rng, &mut b, &mut tree, format!("{name}-{m}"), leaf, req, &name, "main", bound == 0) {
+                bound += 1;
+            }
+        }
+        running.push(g);
+    }
+    for (gi_, g) in groups.iter_mut().enumerate() {
+        if rng.chance(20) {
+            let tname = g.tasks[0].name.clone();
+            let req = req_of(&g.tasks[0]);
+            let name = g.name.clone();
+            bind_in(rng, &mut b, &mut tree, format!("{name}-b0"), leaf_of[gi_], req, &name, &tname, true);
+        }
+    }
+    if rng.chance(30) {
+        let node = rng.below(n_nodes as u64) as usize;
+        let preemptible = if rng.chance(20) { Some(false) } else { None };
+        let priority = prio.levels[prio.low(rng)].0;
+        b.bind(rng, "solo-0".into(), node, Req::new(1000, gi(1), 0), None, None, Some(priority), preemptible);
+    }
+    groups.extend(running);
+    b.doc.pod_groups = groups;
+    b.doc.queues = vec![tree.doc(0)];
+    if rng.chance(50) {
+        b.doc.options = Some(OptionsDoc { preemption_model: Some("yunikorn".into()), ..Default::default() });
+    }
+    b.doc
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1577,7 +1880,7 @@ mod tests {
 
     fn seeds(class: &str) -> u64 {
         match class {
-            "tiny" => 200,
+            "tiny" | "tiny-queues" => 200,
             "hetero-trap" => 60,
             "flat-1024" | "preempt-1024" => 2,
             _ => 4,
@@ -1620,6 +1923,8 @@ mod tests {
         let expect: &[(&str, u64, u64)] = &[
             ("tiny", 1, 17040536750643715064),
             ("tiny", 2, 10222095279960222697),
+            ("tiny-queues", 1, 6762908056401092173),
+            ("tiny-queues", 2, 10822422085088490634),
             ("flat-64", 1, 15110732611997226186),
             ("rack-256", 1, 13936823619375016696),
             ("hetero-trap", 1, 13184376645843295747),
@@ -1671,7 +1976,7 @@ mod tests {
                 bound_members += !inst.groups[g].bound.is_empty() as i32;
                 basic += (inst.groups[g].policy == Policy::Basic) as i32;
             }
-            assert!(inst.priority_levels().len() <= 3);
+            assert!(inst.rank_levels().len() <= 3);
             devices += !doc.shared_devices.is_empty() as i32;
             topo += doc.topology.is_some() as i32;
             taints += doc.nodes.iter().any(|n| !n.taints.is_empty()) as i32;
@@ -1686,6 +1991,43 @@ mod tests {
         ] {
             assert!(n >= 10, "tiny: only {n} of 200 seeds with {what}");
         }
+    }
+
+    #[test]
+    fn tiny_queues_is_brute_forceable_and_varied() {
+        use crate::queues::{PreemptionPolicy, SortPolicy};
+        let mut seen: BTreeMap<&str, i32> = BTreeMap::new();
+        for seed in 0..200 {
+            let (doc, inst) = valid("tiny-queues", seed);
+            assert!((2..=4).contains(&inst.nodes.len()), "seed {seed}");
+            let pending: Vec<usize> = inst.pending_groups().collect();
+            assert!((2..=4).contains(&pending.len()), "seed {seed}");
+            let pods: i64 = pending.iter().map(|&g| inst.max_new_pods(g)).sum();
+            assert!(pods <= 6, "seed {seed}: {pods} pending pods");
+            let qs = inst.queues.as_ref().expect("tiny-queues has queues");
+            assert!((1..=2).contains(&qs.tree.root().children.len()), "seed {seed}");
+            let leaves: Vec<usize> = (0..qs.tree.queues.len()).filter(|&q| qs.tree.is_leaf(q)).collect();
+            assert!((2..=3).contains(&leaves.len()), "seed {seed}");
+            assert!(leaves.iter().all(|&q| qs.tree.queues[q].depth == 2), "seed {seed}: leaves sit under the parents");
+            let mut count = |what: &'static str, yes: bool| *seen.entry(what).or_default() += yes as i32;
+            count("a max", qs.max.iter().any(|m| !m.is_empty()));
+            count("maxapplications", qs.tree.queues.iter().any(|q| q.max_applications.is_some()));
+            count("guaranteed", qs.guaranteed.iter().any(|g| !g.is_empty()));
+            count("fair leaf", leaves.iter().any(|&q| qs.tree.queues[q].sort_policy == SortPolicy::Fair));
+            count("offset", qs.tree.queues.iter().any(|q| q.offset != 0));
+            count("priority fence", qs.tree.queues.iter().any(|q| q.fenced));
+            count("preemption fence", qs.tree.queues.iter().any(|q| q.preemption_policy == Some(PreemptionPolicy::Fence)));
+            count("preemption disabled", qs.tree.queues.iter().any(|q| q.preemption_policy == Some(PreemptionPolicy::Disabled)));
+            count("yunikorn", inst.options.yunikorn_preemption);
+            count("bound pods in queues", inst.pods.iter().any(|p| p.group.is_some()));
+            count("pods of no queue", inst.pods.iter().any(|p| p.group.is_none()));
+            count("rejected gang", pending.iter().any(|&g| qs.rejection(&inst, g).is_some()));
+            count("vcore", doc.queues.iter().any(|q| serde_json::to_string(q).unwrap().contains("vcore")));
+        }
+        for (what, n) in &seen {
+            assert!(*n >= 10, "tiny-queues: only {n} of 200 seeds with {what}");
+        }
+        assert_eq!(seen.len(), 13);
     }
 
     #[test]
@@ -1758,7 +2100,7 @@ mod tests {
                     pending.iter().any(|&g| inst.min_new_pods(g) < inst.max_new_pods(g) && inst.groups[g].policy == Policy::Gang),
                     "{class} seed {seed}: no elastic gang"
                 );
-                let levels = inst.priority_levels().len();
+                let levels = inst.rank_levels().len();
                 assert!((2..=4).contains(&levels), "{class} seed {seed}: {levels} levels");
                 let gpu = inst.resource_id(GPU).unwrap();
                 assert!(inst.pods.iter().any(|p| p.requests[gpu] > 0 && p.requests[gpu] < 1000), "{class}: no fractional bound GPU");

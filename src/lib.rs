@@ -37,6 +37,7 @@ pub mod model;
 mod plot;
 pub mod quantity;
 pub mod queues;
+pub mod quotas;
 pub mod solve;
 pub mod spec;
 

@@ -63,9 +63,18 @@ enum Command {
         /// Threads for parallel phases (the decision does not depend on it).
         #[arg(long)]
         threads: Option<usize>,
+        /// A YuniKorn queues.yaml (one partition) for the instance's pod groups.
+        #[arg(long)]
+        queues: Option<PathBuf>,
     },
     /// Validate a decision against an instance: hard rules and objective terms 1-3.
-    Check { instance: PathBuf, decision: PathBuf },
+    Check {
+        instance: PathBuf,
+        decision: PathBuf,
+        /// The YuniKorn queues.yaml the decision was made with (as for solve).
+        #[arg(long)]
+        queues: Option<PathBuf>,
+    },
     /// Generate a synthetic instance of a named class.
     Generate {
         /// Instance class (see --list).
@@ -84,7 +93,7 @@ enum Command {
     /// Show a YuniKorn queue tree: limits, properties and computed priorities, then the
     /// scheduling order of the pod groups with their effective priority keys. FILE is a
     /// YuniKorn queues.yaml (partitions > queues) or an instance with a `queues` key (or
-    /// any instance together with --queues). Quotas are not enforced by `solve` yet.
+    /// any instance together with --queues). `solve --queues` enforces them.
     Queues {
         /// queues.yaml or instance file (YAML or JSON); `-` reads standard input.
         file: PathBuf,
@@ -116,6 +125,9 @@ enum Command {
         /// Write the report here (atomically) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A YuniKorn queues.yaml applied to every instance.
+        #[arg(long)]
+        queues: Option<PathBuf>,
     },
     /// Benchmark on generated classes: exact against first-fit decreasing (`--suite flat`),
     /// against Kubernetes-style workload preemption (`--suite preemption`), or every solver
@@ -146,9 +158,21 @@ enum Command {
     },
 }
 
-fn read_instance(path: Option<&Path>) -> Result<Instance, String> {
+fn read_instance(path: Option<&Path>, queues: Option<&Path>) -> Result<Instance, String> {
     let text = read_text(path)?;
-    Instance::from_text(&text).map_err(|e| e.to_string())
+    let Some(qf) = queues else { return Instance::from_text(&text).map_err(|e| e.to_string()) };
+    let name = path.map(|p| p.display().to_string()).unwrap_or_default();
+    let mut doc: tessera::spec::InstanceDoc = tessera::spec::from_text(&text).map_err(|e| format!("{name}: {e}"))?;
+    if !doc.queues.is_empty() {
+        return Err(format!("{name} has its own queues; drop --queues or the instance's queues key"));
+    }
+    // The queues.yaml is validated on its own first, so its errors carry its own paths
+    // (`partitions[0].queues[1]...`); then its partition's queues become the instance's.
+    let qtext = read_text(Some(qf))?;
+    let qdoc: tessera::queues::QueuesYamlDoc = tessera::spec::from_text(&qtext).map_err(|e| format!("{}: {e}", qf.display()))?;
+    tessera::queues::QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices).map_err(|e| format!("{}: {e}", qf.display()))?;
+    doc.queues = qdoc.partitions[0].queues.clone();
+    Instance::from_doc(&doc).map_err(|e| format!("{name} with {}: {e}", qf.display()))
 }
 
 fn read_text(path: Option<&Path>) -> Result<String, String> {
@@ -183,7 +207,7 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), String> {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads } => {
+        Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues } => {
             if list_solvers {
                 for s in solvers::all() {
                     println!("{:<10} {}", s.name(), s.describe());
@@ -203,7 +227,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     return Err(format!("--gap: must be between 0 and 1, got {g}"));
                 }
             }
-            let inst = read_instance(instance.as_deref())?;
+            let inst = read_instance(instance.as_deref(), queues.as_deref())?;
             let cfg = SolveConfig { time_limit, relative_gap: gap, threads, decompose: None };
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().map_err(|e| e.to_string())?;
             let d = pool.install(|| s.solve(&inst, &cfg));
@@ -214,8 +238,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             write_out(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { instance, decision } => {
-            let inst = read_instance(Some(&instance))?;
+        Command::Check { instance, decision, queues } => {
+            let inst = read_instance(Some(&instance), queues.as_deref())?;
             let text = read_text(Some(&decision))?;
             let d: tessera::Decision = tessera::spec::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
             let report = check::check(&inst, &d);
@@ -242,18 +266,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::ExportLp { instance, out } => {
-            let inst = read_instance(Some(&instance))?;
+            let inst = read_instance(Some(&instance), None)?;
             write_out(out.as_deref(), &tessera::solve::export_lp(&inst))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare { instances, solvers: names, time_limit, format, out } => {
+        Command::Compare { instances, solvers: names, time_limit, format, out, queues } => {
             let limit = model::parse_duration(&time_limit).map_err(|e| format!("--time-limit: {e}"))?;
             let list = pick_solvers(names.as_deref())?;
             let mut insts = Vec::new();
             for p in &instances {
                 // Errors name the file, then the path of the bad field inside it.
-                let text = read_text(Some(p))?;
-                let inst = Instance::from_text(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+                let inst = match &queues {
+                    Some(q) => read_instance(Some(p), Some(q))?,
+                    None => Instance::from_text(&read_text(Some(p))?).map_err(|e| format!("{}: {e}", p.display()))?,
+                };
                 insts.push((p.display().to_string(), inst));
             }
             let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
@@ -349,8 +375,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 }
 
 /// `tessera queues`: the tree of a queues.yaml, or of an instance's queues with the
-/// scheduling order of its pod groups. The raw document is read (not `Instance`, which
-/// refuses queues until the solver enforces them).
+/// scheduling order of its pod groups. The raw document is read, so that the order can
+/// be shown for any instance, one that does not validate as a whole included.
 fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String> {
     use tessera::queues::{self, QueueTree, QueuesYamlDoc};
     let text = read_text(Some(file))?;

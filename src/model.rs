@@ -2,7 +2,10 @@
 //! integers. Built once from an [`InstanceDoc`]; every cross-reference is checked here so
 //! that solvers and the validator can index without failing.
 
+use crate::decision::PriorityKey;
 use crate::quantity::{self, Scale};
+use crate::queues::{QueueId, QueueTree};
+pub use crate::quotas::Queues;
 use crate::spec::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -64,7 +67,14 @@ pub enum DisruptionMode {
 pub struct Group {
     pub name: String,
     pub queue: Option<String>,
+    /// The leaf queue, when the instance has queues (then every group has one).
+    pub queue_id: Option<QueueId>,
+    /// Raw priority: what rule 6 (eviction eligibility) compares.
     pub priority: i64,
+    /// Level of objective term 1, higher first: the priority without queues; with queues
+    /// the rank of the group's effective priority key among pending groups (see
+    /// [`Instance::level_key`]).
+    pub rank: i64,
     pub preempt_never: bool,
     pub disruption: DisruptionMode,
     pub policy: Policy,
@@ -112,6 +122,8 @@ pub struct BoundPod {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub preemption: bool,
+    /// `options.preemptionModel`: YuniKorn's queue rules on top of rule 6.
+    pub yunikorn_preemption: bool,
     pub time_limit: Option<std::time::Duration>,
     pub relative_gap: f64,
 }
@@ -129,6 +141,10 @@ pub struct Instance {
     pub tasks: Vec<Task>,
     pub pods: Vec<BoundPod>,
     pub options: Options,
+    /// Queue tree and limits (rule 7), when given.
+    pub queues: Option<Queues>,
+    /// With queues: the effective key of each rank (index = rank).
+    level_keys: Vec<PriorityKey>,
     node_index: HashMap<String, NodeId>,
     group_index: HashMap<String, GroupId>,
     pod_index: HashMap<String, PodId>,
@@ -193,10 +209,20 @@ impl Instance {
     pub fn level_id(&self, name: &str) -> Option<usize> {
         self.levels.iter().position(|l| l == name)
     }
-    /// Distinct priority levels of pending groups, highest first.
-    pub fn priority_levels(&self) -> Vec<i64> {
-        let set: BTreeSet<i64> = self.pending_groups().map(|g| self.groups[g].priority).collect();
+    /// Distinct levels of term 1 among pending groups ([`Group::rank`]), highest first.
+    pub fn rank_levels(&self) -> Vec<i64> {
+        let set: BTreeSet<i64> = self.pending_groups().map(|g| self.groups[g].rank).collect();
         set.into_iter().rev().collect()
+    }
+    /// The priority key a level of term 1 is reported as: the priority itself without
+    /// queues, the effective key with them.
+    pub fn level_key(&self, rank: i64) -> PriorityKey {
+        if self.queues.is_some() {
+            if let Some(k) = usize::try_from(rank).ok().and_then(|r| self.level_keys.get(r)) {
+                return k.clone();
+            }
+        }
+        PriorityKey(vec![rank])
     }
 }
 
@@ -223,9 +249,7 @@ fn check_name(name: &str, path: &str) -> Result<(), InputError> {
 impl Instance {
     /// Validates a document into the engine model.
     pub fn from_doc(doc: &InstanceDoc) -> Result<Instance, InputError> {
-        if !doc.queues.is_empty() {
-            return Err(InputError::new("queues", "YuniKorn queues are not supported by this version yet"));
-        }
+        let tree = QueueTree::from_instance(doc)?;
         // Topology levels.
         let mut levels: Vec<String> = Vec::new();
         if let Some(t) = &doc.topology {
@@ -511,10 +535,22 @@ impl Instance {
             if min_count < 0 {
                 return Err(InputError::new(format!("{p}.minCount"), format!("must not be negative, got {min_count}")));
             }
+            let queue_id = match (&tree, &g.queue) {
+                (None, _) => None,
+                (Some(tree), Some(q)) => Some(tree.leaf(q, &format!("{p}.queue"))?),
+                (Some(_), None) => {
+                    return Err(InputError::new(
+                        format!("{p}.queue"),
+                        "required when queues are given (the full dotted path of a leaf queue, e.g. root.default)",
+                    ))
+                }
+            };
             groups.push(Group {
                 name: g.name.clone(),
                 queue: g.queue.clone(),
+                queue_id,
                 priority,
+                rank: priority,
                 preempt_never,
                 disruption,
                 policy,
@@ -612,7 +648,7 @@ impl Instance {
         }
 
         let options = match &doc.options {
-            None => Options { preemption: true, time_limit: None, relative_gap: 0.0 },
+            None => Options { preemption: true, yunikorn_preemption: false, time_limit: None, relative_gap: 0.0 },
             Some(o) => {
                 let time_limit = match &o.time_limit {
                     None => None,
@@ -622,26 +658,74 @@ impl Instance {
                 if !(0.0..=1.0).contains(&gap) {
                     return Err(InputError::new("options.relativeGap", format!("must be between 0 and 1, got {gap}")));
                 }
-                match o.preemption_model.as_deref() {
-                    None | Some("default") => {}
-                    Some("yunikorn") => {
-                        return Err(InputError::new("options.preemptionModel", "yunikorn is not supported by this version yet"))
+                let yunikorn_preemption = match o.preemption_model.as_deref() {
+                    None | Some("default") => false,
+                    Some("yunikorn") if tree.is_none() => {
+                        return Err(InputError::new("options.preemptionModel", "yunikorn needs queues (the queues key or --queues)"))
                     }
+                    Some("yunikorn") => true,
                     Some(m) => {
                         return Err(InputError::new(
                             "options.preemptionModel",
                             format!("unknown preemption model {m:?} (default, yunikorn)"),
                         ))
                     }
-                }
-                Options { preemption: o.preemption.unwrap_or(true), time_limit, relative_gap: gap }
+                };
+                Options { preemption: o.preemption.unwrap_or(true), yunikorn_preemption, time_limit, relative_gap: gap }
             }
         };
 
-        let mut inst = Instance { resources, shared, levels, nodes, groups, tasks, pods, options, node_index, group_index, pod_index };
+        let mut inst = Instance {
+            resources,
+            shared,
+            levels,
+            nodes,
+            groups,
+            tasks,
+            pods,
+            options,
+            queues: None,
+            level_keys: Vec::new(),
+            node_index,
+            group_index,
+            pod_index,
+        };
         inst.assign_missing_devices()?;
         inst.check_bound_capacity()?;
+        if let Some(tree) = tree {
+            let queues = Queues::new(&inst, tree)?;
+            queues.check_bound_usage(&inst)?;
+            inst.queues = Some(queues);
+            inst.rank_by_effective_keys();
+        }
         Ok(inst)
+    }
+
+    /// With queues, term 1 ranks pending groups by their effective priority keys
+    /// (semantics.md): equal keys share a rank, a higher key a higher rank.
+    fn rank_by_effective_keys(&mut self) {
+        let Some(q) = &self.queues else { return };
+        let pending: Vec<GroupId> = self.pending_groups().collect();
+        let apps: Vec<crate::queues::App> = pending
+            .iter()
+            .map(|&g| {
+                let grp = &self.groups[g];
+                crate::queues::App {
+                    name: grp.name.clone(),
+                    queue: grp.queue_id.expect("with queues every group has a leaf queue"),
+                    priority: grp.priority,
+                    created_at: grp.created_at,
+                }
+            })
+            .collect();
+        let keys = crate::queues::effective_keys(&q.tree, &apps);
+        let mut distinct = keys.clone();
+        distinct.sort();
+        distinct.dedup();
+        for (i, &g) in pending.iter().enumerate() {
+            self.groups[g].rank = distinct.binary_search(&keys[i]).expect("key is among the distinct keys") as i64;
+        }
+        self.level_keys = distinct;
     }
 
     /// Bound pods that hold shared devices but do not say which get devices assigned

@@ -3,9 +3,9 @@
 //! applications (pod groups) of `shared/spec/semantics.md`, "Effective priority with
 //! queues".
 //!
-//! This is the groundwork of issue 6. The solver does not enforce quotas yet (rule 7), so
-//! [`crate::Instance::from_doc`] still rejects instances with `queues`; this module is used
-//! by `tessera queues` to show the tree, the computed priorities and the scheduling order.
+//! [`crate::Instance::from_doc`] turns the tree into the engine's [`crate::quotas::Queues`]
+//! and ranks pending groups by [`effective_keys`] for objective term 1; `tessera queues`
+//! shows the tree, the computed priorities and the scheduling order.
 //!
 //! Priorities follow YuniKorn's documentation (seed document on priorities):
 //! - an application's priority is the highest priority of its pending requests (a pod
@@ -536,23 +536,7 @@ pub struct App {
     pub created_at: i64,
 }
 
-/// An effective priority key: the value at `root`, then the inner components of fenced
-/// queues from outermost to innermost. Compared lexicographically (a key that is a strict
-/// prefix of another sorts below it: a deterministic tie-break YuniKorn leaves open).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PriorityKey(pub Vec<i64>);
-
-impl fmt::Display for PriorityKey {
-    /// A number without fences, `[a, b, c]` otherwise (as the decision's `priority`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.len() == 1 {
-            write!(f, "{}", self.0[0])
-        } else {
-            let parts: Vec<String> = self.0.iter().map(|v| v.to_string()).collect();
-            write!(f, "[{}]", parts.join(", "))
-        }
-    }
-}
+pub use crate::decision::PriorityKey;
 
 /// The effective key of priority `priority` in leaf `leaf`, before
 /// `application.sort.priority` (see [`effective_keys`]).

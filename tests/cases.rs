@@ -35,7 +35,7 @@ fn run(solver: &str, inst: &Instance) -> Decision {
 }
 
 fn rows(want: &[(i64, i64, i64)]) -> Vec<PlacedRow> {
-    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority, placed, pending }).collect()
+    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority: priority.into(), placed, pending }).collect()
 }
 
 /// Solves with the exact solver and asserts: Optimal, valid, objective = hand value

@@ -54,7 +54,7 @@ fn parse_decision(text: &str) -> Decision {
 /// quickstart.yaml's hand-computed objective (see tests/instances.rs for the arithmetic):
 /// [1000: 2/2, 100: 1/2], no evictions, extraPods 8.
 fn assert_quickstart_objective(d: &Decision) {
-    let want = vec![PlacedRow { priority: 1000, placed: 2, pending: 2 }, PlacedRow { priority: 100, placed: 1, pending: 2 }];
+    let want = vec![PlacedRow { priority: 1000.into(), placed: 2, pending: 2 }, PlacedRow { priority: 100.into(), placed: 1, pending: 2 }];
     assert_eq!(d.objective.placed_by_priority, want);
     assert!(d.objective.evicted_by_priority.is_empty());
     assert_eq!(d.objective.extra_pods, 8);

@@ -132,7 +132,10 @@ fn ffd_is_never_better_than_exact() {
 #[test]
 fn verdict_names_the_first_term_where_it_loses() {
     let o = |placed: &[(i64, i64, i64)], ev: &[(i64, i64)], extra: i64| Objective {
-        placed_by_priority: placed.iter().map(|&(priority, placed, pending)| PlacedRow { priority, placed, pending }).collect(),
+        placed_by_priority: placed
+            .iter()
+            .map(|&(priority, placed, pending)| PlacedRow { priority: priority.into(), placed, pending })
+            .collect(),
         evicted_by_priority: ev.iter().map(|&(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
     };

@@ -114,7 +114,7 @@ fn exact_is_never_worse_than_any_heuristic_on_tiny_instances() {
 
 /// (priority, placed) per level, highest first.
 fn placed(d: &Decision) -> Vec<(i64, i64)> {
-    d.objective.placed_by_priority.iter().map(|r| (r.priority, r.placed)).collect()
+    d.objective.placed_by_priority.iter().map(|r| (r.priority.0[0], r.placed)).collect()
 }
 
 /// Runs heuristic `h` and the exact solver; both valid, exact strictly better; returns

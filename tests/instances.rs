@@ -50,7 +50,7 @@ fn solve(solver: &str, inst: &Instance) -> Decision {
 }
 
 fn rows(want: &[(i64, i64, i64)]) -> Vec<PlacedRow> {
-    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority, placed, pending }).collect()
+    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority: priority.into(), placed, pending }).collect()
 }
 
 #[test]

@@ -454,14 +454,76 @@ nodes: [{name: n1}]
 );
 
 case!(
-    queues_not_supported_yet,
+    group_without_queue_when_queues_given,
     r#"
 queues:
   - name: root
     queues: [{name: a}]
+podGroups:
+  - {name: g, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
 "#,
-    "queues",
-    "not supported by this version yet"
+    "podGroups[0].queue",
+    "required when queues are given"
+);
+
+case!(
+    group_in_parent_queue,
+    r#"
+queues:
+  - name: root
+    queues: [{name: a, queues: [{name: b}]}]
+podGroups:
+  - {name: g, queue: root.a, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
+"#,
+    "podGroups[0].queue",
+    "root.a is a parent queue"
+);
+
+case!(
+    group_in_unknown_queue,
+    r#"
+queues:
+  - name: root
+    queues: [{name: a}]
+podGroups:
+  - {name: g, queue: a, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
+"#,
+    "podGroups[0].queue",
+    "unknown queue \"a\" (paths start at root"
+);
+
+case!(
+    bound_pods_over_queue_max,
+    r#"
+nodes: [{name: n0, allocatable: {cpu: 8}}]
+queues:
+  - name: root
+    queues: [{name: a, resources: {max: {vcore: 2}}}]
+podGroups:
+  - {name: g, queue: root.a, tasks: [{name: t, count: 0, requests: {cpu: 1}}]}
+pods:
+  - {name: p0, node: n0, podGroup: g, requests: {cpu: 3}}
+"#,
+    "queues[0].queues[0].resources.max.cpu",
+    "bound pods of queue root.a already use 3 cpu, above its max 2"
+);
+
+case!(
+    running_groups_over_maxapplications,
+    r#"
+nodes: [{name: n0, allocatable: {cpu: 8}}]
+queues:
+  - name: root
+    queues: [{name: a, maxapplications: 1}]
+podGroups:
+  - {name: g, queue: root.a, tasks: [{name: t, count: 0, requests: {cpu: 1}}]}
+  - {name: h, queue: root.a, tasks: [{name: t, count: 0, requests: {cpu: 1}}]}
+pods:
+  - {name: p0, node: n0, podGroup: g, requests: {cpu: 1}}
+  - {name: p1, node: n0, podGroup: h, requests: {cpu: 1}}
+"#,
+    "queues[0].queues[0].maxapplications",
+    "already runs 2 groups, above its maxapplications 1"
 );
 
 // ---------------------------------------------------------------------------------------
@@ -1142,12 +1204,12 @@ options: {preemptionModel: volcano}
 );
 
 case!(
-    yunikorn_preemption_model_not_supported_yet,
+    yunikorn_preemption_model_without_queues,
     r#"
 options: {preemptionModel: yunikorn}
 "#,
     "options.preemptionModel",
-    "not supported by this version yet"
+    "yunikorn needs queues"
 );
 
 // ---------------------------------------------------------------------------------------

@@ -37,7 +37,10 @@ fn run(solver: &str, inst: &Instance) -> Decision {
 
 fn objective(placed: &[(i64, i64, i64)], evicted: &[(i64, i64)], extra: i64) -> Objective {
     Objective {
-        placed_by_priority: placed.iter().map(|&(priority, placed, pending)| PlacedRow { priority, placed, pending }).collect(),
+        placed_by_priority: placed
+            .iter()
+            .map(|&(priority, placed, pending)| PlacedRow { priority: priority.into(), placed, pending })
+            .collect(),
         evicted_by_priority: evicted.iter().map(|&(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
     }

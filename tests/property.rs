@@ -6,6 +6,10 @@
 //! for instances of at most 3 nodes and 8 pending pods; it also produces its optimal
 //! assignment as a decision, which the validator must accept.
 //!
+//! The `queues_*` tests do the same on the `tiny-queues` class of src/generate.rs (rule 7,
+//! gang admission, term 1 by effective key, `preemptionModel: yunikorn`); run them alone
+//! with `cargo test --release --test property queues_`.
+//!
 //! Every failure prints the seed and the instance YAML; reproduce one seed with
 //! `TESSERA_SEED=<seed> cargo test --release --test property`; run more cases with
 //! `TESSERA_CASES=10000` (print more failures with `TESSERA_SHOW=50`); compare with the
@@ -615,7 +619,7 @@ fn objective(rows: &[(i64, i64, i64)], extra: i64) -> Objective {
     Objective {
         placed_by_priority: rows
             .iter()
-            .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority, placed, pending })
+            .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority: priority.into(), placed, pending })
             .collect(),
         evicted_by_priority: vec![],
         extra_pods: extra,
@@ -1000,4 +1004,284 @@ fn repro() {
         }
     }
     eprintln!("problems: {:#?}", verify(&inst, &r));
+}
+
+// ---------------------------------------------------------------------------------------
+// Queues: the `tiny-queues` class of src/generate.rs (rule 7, admission, effective
+// priority, the YuniKorn preemption model), against the same reference.
+//
+// Run alone: `cargo test --release --test property queues_`; one seed with
+// `TESSERA_SEED=<seed>`; more with `TESSERA_CASES=<n>`.
+// ---------------------------------------------------------------------------------------
+
+const QUEUE_CASES: u64 = 300;
+
+/// The `tiny-queues` instance of `seed`, and its YAML.
+fn gen_queues(seed: u64) -> (InstanceDoc, Instance, String) {
+    let doc = tessera::generate::generate("tiny-queues", seed).unwrap();
+    let inst = Instance::from_doc(&doc).unwrap_or_else(|e| panic!("tiny-queues seed {seed}: {e}"));
+    let yaml = serde_yaml_ng::to_string(&doc).unwrap();
+    (doc, inst, yaml)
+}
+
+/// Runs `problems` on every `tiny-queues` seed and fails with the first few failures.
+fn over_queue_instances(what: &str, problems: impl Fn(&Instance, &reference::RefResult) -> Vec<String>) {
+    let t0 = Instant::now();
+    let mut failures = Vec::new();
+    let all = seeds(QUEUE_CASES);
+    for &seed in &all {
+        let (_doc, inst, yaml) = gen_queues(seed);
+        let r = reference::solve_opts(&inst, reference::Term3::ByPriority, rule6());
+        let p = problems(&inst, &r);
+        if !p.is_empty() {
+            failures.push((seed, yaml, p, r.best_new_pods, r.best_evicted));
+        }
+    }
+    let show_n = std::env::var("TESSERA_SHOW").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    for (seed, yaml, p, best, evicted) in failures.iter().take(show_n) {
+        eprintln!(
+            "==== tiny-queues seed {seed} (TESSERA_SEED={seed} to rerun) ====\n{yaml}---- reference: one optimum places {best:?}, evicts {evicted:?}\n{}\n",
+            p.join("\n")
+        );
+    }
+    eprintln!("{what}: {} instances in {:?}; {} failing", all.len(), t0.elapsed(), failures.len());
+    let bad: Vec<u64> = failures.iter().map(|f| f.0).collect();
+    assert!(failures.is_empty(), "{what}: {} of {} instances fail; seeds {bad:?}", failures.len(), all.len());
+}
+
+/// The instance without its queues (no quota, no admission, plain priorities).
+fn without_queues(doc: &InstanceDoc) -> Instance {
+    let mut d = doc.clone();
+    d.queues.clear();
+    for g in &mut d.pod_groups {
+        g.queue = None;
+    }
+    if let Some(o) = d.options.as_mut() {
+        o.preemption_model = None;
+    }
+    Instance::from_doc(&d).expect("the instance without queues is valid")
+}
+
+/// The reference on `tiny-queues`: fast, its optimum accepted by the validator, and the
+/// class exercising what it is for (checked on the default run only).
+#[test]
+fn queues_reference_optimum_passes_check_and_class_covers_rules() {
+    let t0 = Instant::now();
+    let (mut max_ms, mut failures) = (0u128, Vec::new());
+    #[derive(Default, Debug)]
+    struct QCov {
+        rejected_gangs: usize,
+        fair_leaf: usize,
+        maxapps: usize,
+        guaranteed: usize,
+        yunikorn: usize,
+        fence_or_disabled: usize,
+        key_levels: usize,
+        evicting: usize,
+        yunikorn_evicting: usize,
+        /// The optimum without queues breaks rule 7 (according to the validator): the
+        /// queues change the answer.
+        quota_binds: usize,
+        maxapps_binds: usize,
+    }
+    let mut cov = QCov::default();
+    for seed in seeds(QUEUE_CASES) {
+        let (doc, inst, yaml) = gen_queues(seed);
+        let t = Instant::now();
+        let r = reference::solve_opts(&inst, reference::Term3::ByPriority, rule6());
+        max_ms = max_ms.max(t.elapsed().as_millis());
+        match check_violations(&inst, &r.witness) {
+            Ok(v) if v.is_empty() => {}
+            Ok(v) => {
+                failures.push(format!("seed {seed}: validator rejects the reference's optimum: {v:#?}\n{}\n{yaml}", r.witness.to_yaml()))
+            }
+            Err(e) => failures.push(format!("seed {seed}: {e}")),
+        }
+        let qs = inst.queues.as_ref().expect("tiny-queues has queues");
+        cov.rejected_gangs += inst.pending_groups().any(|g| reference::rejected(&inst, g)) as usize;
+        cov.fair_leaf += qs.tree.queues.iter().any(|q| q.sort_policy == tessera::queues::SortPolicy::Fair) as usize;
+        cov.maxapps += qs.tree.queues.iter().any(|q| q.max_applications.is_some()) as usize;
+        cov.guaranteed += qs.guaranteed.iter().any(|g| !g.is_empty()) as usize;
+        cov.yunikorn += inst.options.yunikorn_preemption as usize;
+        cov.fence_or_disabled +=
+            qs.tree.queues.iter().any(|q| q.preemption_policy.is_some_and(|p| p != tessera::queues::PreemptionPolicy::Default)) as usize;
+        cov.key_levels += r.objective.placed_by_priority.iter().any(|row| row.priority.0.len() > 1) as usize;
+        cov.evicting += !r.best_evicted.is_empty() as usize;
+        cov.yunikorn_evicting += (inst.options.yunikorn_preemption && !r.best_evicted.is_empty()) as usize;
+        let free = without_queues(&doc);
+        let unconstrained = reference::solve_opts(&free, reference::Term3::ByPriority, rule6());
+        let report = tessera::check::check(&inst, &unconstrained.witness);
+        cov.quota_binds += report.violations.iter().any(|v| v.rule == 7) as usize;
+        cov.maxapps_binds += report.violations.iter().any(|v| v.message.contains("maxapplications")) as usize;
+    }
+    eprintln!("tiny-queues reference: {} instances in {:?}; max {max_ms} ms\n{cov:#?}", seeds(QUEUE_CASES).len(), t0.elapsed());
+    for f in failures.iter().take(3) {
+        eprintln!("{f}");
+    }
+    assert!(failures.is_empty(), "{} instances where the validator rejects the reference optimum", failures.len());
+    if seeds(QUEUE_CASES).len() >= QUEUE_CASES as usize {
+        assert!(max_ms < 3000, "the reference is too slow on some tiny-queues instance ({max_ms} ms)");
+        for (name, v) in [
+            ("rejected gangs", cov.rejected_gangs),
+            ("fair leaves", cov.fair_leaf),
+            ("maxapplications", cov.maxapps),
+            ("guarantees", cov.guaranteed),
+            ("yunikorn model", cov.yunikorn),
+            ("fence/disabled", cov.fence_or_disabled),
+            ("fenced (list) keys", cov.key_levels),
+            ("evictions", cov.evicting),
+            ("binding quotas", cov.quota_binds),
+            ("binding maxapplications", cov.maxapps_binds),
+        ] {
+            assert!(v >= 10, "tiny-queues covers {name} only {v} times in {QUEUE_CASES}");
+        }
+        // YuniKorn's rules 1-4 leave few victims on instances this small.
+        assert!(cov.yunikorn_evicting >= 5, "tiny-queues evicts under yunikorn only {} times", cov.yunikorn_evicting);
+    }
+}
+
+/// Every solver's decision on `tiny-queues` passes the validator (rules 1-7, the YuniKorn
+/// model, the reported objective), and no heuristic beats the reference optimum.
+#[test]
+fn queues_every_solver_valid() {
+    over_queue_instances("queues_every_solver_valid", |inst, r| {
+        let mut problems = Vec::new();
+        for solver in tessera::solvers::all() {
+            let name = solver.name();
+            let d = match run_solver(name, inst, &cfg()) {
+                Ok(d) => d,
+                Err(e) => {
+                    problems.push(e);
+                    continue;
+                }
+            };
+            match check_violations(inst, &d) {
+                Ok(v) if v.is_empty() => {}
+                Ok(v) => problems.push(format!("{name}: invalid decision: {v:#?}\n{}", d.to_yaml())),
+                Err(e) => problems.push(format!("{name}: {e}")),
+            }
+            let key = reference::decision_key(inst, &d, reference::Term3::ByPriority);
+            if key > r.key {
+                problems.push(format!(
+                    "{name}: key {key:?} ({}) beats the reference optimum {:?} ({})",
+                    show(&d.objective),
+                    r.key,
+                    show(&r.objective)
+                ));
+            }
+        }
+        problems
+    });
+}
+
+/// The exact solver on `tiny-queues`: Optimal, and terms 1-3 equal to the reference
+/// optimum (term 1 by effective key, term 2 per victim priority, term 3 per level).
+#[test]
+fn queues_exact_matches_reference() {
+    over_queue_instances("queues_exact_matches_reference", |inst, r| {
+        let d = match run_solver("exact", inst, &cfg()) {
+            Ok(d) => d,
+            Err(e) => return vec![e],
+        };
+        let mut problems = Vec::new();
+        if d.status != Status::Optimal {
+            problems.push(format!("exact: status {:?}, expected Optimal", d.status));
+        }
+        let key = reference::decision_key(inst, &d, reference::Term3::ByPriority);
+        if key != r.key {
+            problems.push(format!(
+                "exact: key {key:?} ({}) but the reference optimum is {:?} ({})\n{}",
+                show(&d.objective),
+                r.key,
+                show(&r.objective),
+                d.to_yaml()
+            ));
+        } else if d.objective != r.objective {
+            problems.push(format!("exact: reports objective {:?}, the reference {:?}", d.objective, r.objective));
+        }
+        problems
+    });
+}
+
+/// The reference on hand-computed queue instances; each optimum also passes the validator.
+#[test]
+fn reference_queues() {
+    let solve = |yaml: &str| {
+        let inst = Instance::from_text(yaml).unwrap_or_else(|e| panic!("bad hand-written instance: {e}"));
+        let r = reference::solve(&inst);
+        assert_eq!(check_violations(&inst, &r.witness), Ok(vec![]), "{}", r.witness.to_yaml());
+        r
+    };
+    // Two gangs that each fit p's max 3 but not together: b's offset gives g2 the higher
+    // effective key (0 + 10 against 0), so g2 is placed.
+    let r = solve(
+        r#"
+nodes: [{name: n1, allocatable: {cpu: "8"}}]
+queues:
+  - name: root
+    queues:
+      - name: p
+        resources: {max: {vcore: 3}}
+        queues: [{name: a}, {name: b, properties: {priority.offset: "10"}}]
+podGroups:
+  - {name: g1, queue: root.p.a, tasks: [{name: t, count: 2, requests: {cpu: "1"}}]}
+  - {name: g2, queue: root.p.b, tasks: [{name: t, count: 2, requests: {cpu: "1"}}]}
+"#,
+    );
+    assert_eq!(r.objective, objective(&[(10, 1, 1), (0, 0, 1)], 0));
+    assert_eq!(r.best_new_pods, vec![("g1".to_string(), 0), ("g2".to_string(), 2)]);
+
+    // g3's minimum (4 cpu) is above p's max 3: rejected although it outranks g4; the basic
+    // g4 gets 3 of its 4 pods (the quota), extra 2. A fair leaf rejects the 1-pod gang g5.
+    let r = solve(
+        r#"
+nodes: [{name: n1, allocatable: {cpu: "8"}}]
+queues:
+  - name: root
+    queues:
+      - name: p
+        resources: {max: {vcore: 3}}
+        queues: [{name: a}, {name: f, properties: {application.sort.policy: fair}}]
+podGroups:
+  - {name: g3, queue: root.p.a, priority: 10, tasks: [{name: t, count: 4, requests: {cpu: "1"}}]}
+  - {name: g4, queue: root.p.a, policy: basic, tasks: [{name: t, count: 4, requests: {cpu: "1"}}]}
+  - {name: g5, queue: root.p.f, priority: 10, tasks: [{name: t, count: 1, requests: {cpu: "1"}}]}
+"#,
+    );
+    assert_eq!(r.objective, objective(&[(10, 0, 2), (0, 1, 1)], 2));
+    assert!(r.witness.unplaced.iter().all(|u| u.reason.starts_with("rejected")), "{:?}", r.witness.unplaced);
+
+    // Quota freed by evictions inside the queue: a's max 2 is full of r's pods; g needs both
+    // evicted (the node has room). maxapplications 1 would need r gone too.
+    let quota_freed = r#"
+nodes: [{name: n1, allocatable: {cpu: "8"}}]
+queues:
+  - name: root
+    queues:
+      - name: p
+        maxapplications: 1
+        resources: {max: {vcore: 2}}
+        queues:
+          - {name: a}
+          - {name: b, resources: {guaranteed: {vcore: 1}}}
+podGroups:
+  - {name: g, queue: root.p.b, priority: 10, tasks: [{name: t, count: 2, requests: {cpu: "1"}}]}
+  - {name: r, queue: root.p.a, tasks: [{name: t, count: 0}]}
+pods:
+  - {name: r-0, node: n1, podGroup: r, requests: {cpu: "1"}}
+  - {name: r-1, node: n1, podGroup: r, requests: {cpu: "1"}}
+"#;
+    let placed_evicting_both = with_evictions(objective(&[(10, 1, 1)], 0), &[(0, 2)]);
+    assert_eq!(solve(quota_freed).objective, placed_evicting_both);
+    // YuniKorn: b is below its guarantee (0 < 1) and a has none to protect: same answer.
+    let yunikorn = format!("{quota_freed}options: {{preemptionModel: yunikorn}}\n");
+    assert_eq!(solve(&yunikorn).objective, placed_evicting_both);
+    // ... unless a disables preemption of its pods: g cannot be placed at all.
+    let disabled = yunikorn.replace("- {name: a}", "- {name: a, properties: {preemption.policy: disabled}}");
+    assert_eq!(solve(&disabled).objective, objective(&[(10, 0, 1)], 0));
+    // ... or g's queue is not below a guarantee (b's guarantee moved to a).
+    let not_below = yunikorn
+        .replace("- {name: a}", "- {name: a, resources: {guaranteed: {vcore: 1}}}")
+        .replace("- {name: b, resources: {guaranteed: {vcore: 1}}}", "- {name: b}");
+    assert_eq!(solve(&not_below).objective, objective(&[(10, 0, 1)], 0));
 }

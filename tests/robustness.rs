@@ -361,7 +361,7 @@ fn invariants(inst: &Instance) -> Result<(), String> {
             ensure!(tol.exists || !tol.key.is_empty(), "Equal toleration without key");
         }
     }
-    let _ = inst.priority_levels();
+    let _ = inst.rank_levels();
     let _ = inst.pending_groups().count();
 
     // Bound pods: references, devices, capacity.

@@ -498,8 +498,11 @@ podGroups:
     assert!(apps_from_doc(&bad, &tree).unwrap_err().to_string().starts_with("podGroups[1].queue: root.p is a parent queue"));
     bad.pod_groups[1].queue = None;
     assert!(apps_from_doc(&bad, &tree).unwrap_err().to_string().starts_with("podGroups[1].queue: required"));
-    // The solver does not enforce quotas yet: the engine model still refuses queues.
-    assert!(crate::Instance::from_doc(&doc).unwrap_err().to_string().starts_with("queues:"));
+    // The engine model ranks pending groups by those keys (term 1): g1 (1005) above g2 (8).
+    let text = "nodes: [{name: n0, allocatable: {cpu: 1}}]\npriorityClasses: [{name: high, value: 1000}]\nqueues:\n  - name: root\n    queues: [{name: a, properties: {priority.offset: 5}}]\npodGroups:\n  - {name: g1, queue: root.a, priorityClassName: high, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}\n  - {name: g2, queue: root.a, priority: 3, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}\n";
+    let inst = crate::Instance::from_text(text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(inst.groups[0].rank > inst.groups[1].rank);
+    assert_eq!((inst.level_key(inst.groups[0].rank), inst.level_key(inst.groups[1].rank)), (PriorityKey(vec![1005]), PriorityKey(vec![8])));
 }
 
 #[test]

@@ -39,7 +39,7 @@ pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Obj
     let mut rows: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     let mut extra = 0;
     for g in inst.pending_groups() {
-        let e = rows.entry(inst.groups[g].priority).or_default();
+        let e = rows.entry(inst.groups[g].rank).or_default();
         e.1 += 1;
         if a.is_placed(g) {
             e.0 += 1;
@@ -54,7 +54,11 @@ pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Obj
         }
     }
     Objective {
-        placed_by_priority: rows.into_iter().rev().map(|(priority, (placed, pending))| PlacedRow { priority, placed, pending }).collect(),
+        placed_by_priority: rows
+            .into_iter()
+            .rev()
+            .map(|(rank, (placed, pending))| PlacedRow { priority: inst.level_key(rank), placed, pending })
+            .collect(),
         evicted_by_priority: evicted.into_iter().rev().map(|(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
     }
@@ -63,12 +67,10 @@ pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Obj
 /// The preemptor named for an evicted pod: a placed group allowed to evict its unit,
 /// with a new pod on the pod's node if possible (else on another node of the unit);
 /// highest priority first, then input order.
-fn preemptor(cycle: &Cycle, a: &Assignment, unit: &VictimUnit, node: NodeId) -> Option<GroupId> {
+fn preemptor(cycle: &Cycle, a: &Assignment, u: usize, node: NodeId) -> Option<GroupId> {
     let inst = cycle.inst;
-    let allowed = |g: GroupId| {
-        let grp = &inst.groups[g];
-        a.is_placed(g) && !grp.preempt_never && grp.priority > unit.priority && unit.pending_group != Some(g)
-    };
+    let unit = &cycle.victims[u];
+    let allowed = |g: GroupId| a.is_placed(g) && cycle.may_preempt(g, u);
     let nodes: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
     let mut best: Option<(bool, i64, std::cmp::Reverse<GroupId>)> = None;
     for &g in &cycle.pending {
@@ -124,7 +126,7 @@ pub fn assemble(cycle: &Cycle, a: &Assignment, status: Status, gap: f64) -> Deci
     for &u in &a.evicted {
         let unit = &cycle.victims[u];
         for &p in &unit.pods {
-            let by = preemptor(cycle, a, unit, inst.pods[p].node);
+            let by = preemptor(cycle, a, u, inst.pods[p].node);
             evictions
                 .push(Eviction { pod: inst.pods[p].name.clone(), preemptor: by.map(|g| inst.groups[g].name.clone()).unwrap_or_default() });
         }

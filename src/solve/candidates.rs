@@ -241,6 +241,8 @@ fn exact_alone(cycle: &Cycle, g: GroupId, l: usize, d: usize, deadline: Instant)
         pinned: cycle.pinned.clone(),
         victims: Vec::new(),
         victims_on: vec![Vec::new(); inst.nodes.len()],
+        rejected: cycle.rejected.clone(),
+        yunikorn: None,
         notes: Vec::new(),
         max_allocatable: cycle.max_allocatable.clone(),
     };

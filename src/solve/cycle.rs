@@ -33,6 +33,9 @@ pub struct Cycle<'a> {
     /// Per group with a required level: the domain its bound members pin it to;
     /// `Err` when they cannot all be in one domain.
     pub pinned: Vec<Option<Result<usize, String>>>,
+    /// Per group: why queue admission rejects it (rule 7), if it does. A rejected group
+    /// has no eligible node, so no solver can place it.
+    pub rejected: Vec<Option<String>>,
     /// Bound pods that may be evicted, grouped into units evicted together.
     pub victims: Vec<VictimUnit>,
     /// Per node: the victim units with a pod there.
@@ -42,6 +45,9 @@ pub struct Cycle<'a> {
     pub notes: Vec<Option<String>>,
     /// Per resource: the largest allocatable of any node (pod sizes are relative to it).
     pub max_allocatable: Vec<i64>,
+    /// Per group, with `preemptionModel: yunikorn`: whether it may preempt at all (rule 3
+    /// of `models/queues.md`) and the fenced queue its victims must lie under (rule 2).
+    pub yunikorn: Option<Vec<(bool, Option<crate::queues::QueueId>)>>,
 }
 
 /// Pods evicted together: one pod (`disruptionMode: Pod`), or every bound member of a
@@ -86,6 +92,10 @@ fn victim_units(inst: &Instance) -> Vec<VictimUnit> {
                 }
             }
         }
+    }
+    // YuniKorn's model: only pods of queues whose preemption is not disabled.
+    if inst.options.yunikorn_preemption {
+        units.retain(|u| u.pods.iter().all(|&p| super::quota::yunikorn_victim_ok(inst, p)));
     }
     // Only units some pending preemptor could ever evict.
     let top = inst.pending_groups().filter(|&g| !inst.groups[g].preempt_never).map(|g| inst.groups[g].priority).max();
@@ -223,9 +233,17 @@ impl<'a> Cycle<'a> {
                 }
             }
         }
+        let rejected: Vec<Option<String>> = (0..inst.groups.len())
+            .map(|g| if inst.is_pending(g) { inst.queues.as_ref().and_then(|q| q.rejection(inst, g)) } else { None })
+            .collect();
+        let yunikorn = inst.options.yunikorn_preemption.then(|| {
+            (0..inst.groups.len()).map(|g| (super::quota::yunikorn_preemptor_ok(inst, g), super::quota::yunikorn_fence(inst, g))).collect()
+        });
         let mut cycle = Cycle {
             inst,
             pending,
+            yunikorn,
+            rejected,
             shared_ids,
             nodes,
             eligible: vec![Vec::new(); inst.tasks.len()],
@@ -245,7 +263,7 @@ impl<'a> Cycle<'a> {
             .into_par_iter()
             .map(|t| {
                 let task = &inst.tasks[t];
-                if task.count == 0 {
+                if task.count == 0 || cycle.rejected[task.group].is_some() {
                     return Vec::new();
                 }
                 let g = &inst.groups[task.group];
@@ -271,6 +289,26 @@ impl<'a> Cycle<'a> {
             .collect();
         cycle.eligible = eligible;
         cycle
+    }
+
+    /// Whether placed group `g` may evict victim unit `u`: rule 6 (priority strictly
+    /// above, preemptionPolicy, not its own members) and, with `preemptionModel:
+    /// yunikorn`, the queue rules of `models/queues.md`.
+    pub fn may_preempt(&self, g: GroupId, u: usize) -> bool {
+        let inst = self.inst;
+        let grp = &inst.groups[g];
+        let unit = &self.victims[u];
+        if grp.preempt_never || unit.priority >= grp.priority || unit.pending_group == Some(g) {
+            return false;
+        }
+        let Some(yk) = &self.yunikorn else { return true };
+        let (may, fence) = yk[g];
+        may && fence.is_none_or(|f| {
+            let queues = inst.queues.as_ref().expect("yunikorn model has queues");
+            unit.pods
+                .iter()
+                .all(|&p| inst.pods[p].group.and_then(|h| inst.groups[h].queue_id).is_some_and(|leaf| queues.tree.is_under(leaf, f)))
+        })
     }
 
     /// Capacity of node `n` with every victim unit there evicted: (free per resource,

@@ -9,9 +9,10 @@ use super::assemble::{assemble, Assignment};
 use super::cycle::Cycle;
 use super::greedy;
 use super::highs::{self, MipParams, MipStatus};
-use super::milp::{tier_value, CycleModel};
+use super::milp::{tier_value, CycleModel, Tier};
 use super::*;
 use crate::decision::Status;
+use crate::model::GroupId;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -268,7 +269,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
     let mut exact_done = 0;
     let mut proven = true;
     let mut gap = 0.0;
-    for tier in &tiers {
+    for (ti, tier) in tiers.iter().enumerate() {
         if Instant::now() >= deadline {
             if tier.exact {
                 proven = false;
@@ -278,6 +279,37 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
                 }
             }
             break;
+        }
+        // Before a later proven tier: re-place the groups the incumbent places with the
+        // greedy heuristics (fewer evictions, more elastic pods); kept only if every row so
+        // far holds (so the earlier tiers keep their optimum) and this tier or a later one
+        // gets better.
+        if tier.exact && exact_done > 0 {
+            if let Some(inc) = incumbent.as_ref() {
+                let later: Vec<&Tier> = tiers[ti..].iter().filter(|t| t.exact).collect();
+                if let Some(better) = repack(cycle, model, &mip, inc, &later) {
+                    incumbent = Some(better);
+                    progress.lock().unwrap().values = incumbent.clone();
+                }
+            }
+        }
+        // The incumbent reaches the largest value the column bounds allow (an `evicted@`
+        // tier with no eviction): proven without a solver.
+        if tier.exact && rel_gap == 0.0 {
+            if let Some(inc) = incumbent.as_ref() {
+                let top: f64 = tier.coefs.iter().map(|&(c, a)| (a * mip.col_lower[c]).max(a * mip.col_upper[c])).sum();
+                let val = tier_value(&tier.coefs, inc);
+                if val >= top - 0.5 {
+                    mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
+                    fix_components(model, &mut mip, tier, inc);
+                    let mut p = progress.lock().unwrap();
+                    p.tiers_done.push(format!("{} (proven by the column bounds)", tier.names.join("+")));
+                    exact_done += 1;
+                    p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
+                    p.gap = gap;
+                    continue;
+                }
+            }
         }
         // The first tier is term 1 alone and the incumbent already meets the bound:
         // proven without touching the full model.
@@ -289,6 +321,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         {
             let val = tier_value(&tier.coefs, incumbent.as_ref().unwrap());
             mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
+            fix_components(model, &mut mip, tier, incumbent.as_ref().unwrap());
             let mut p = progress.lock().unwrap();
             p.tiers_done.push(format!("{} (proven by the relaxation bound)", tier.names.join("+")));
             exact_done += 1;
@@ -374,7 +407,8 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         let value = incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
         if super::tuning::get().debug {
             eprintln!(
-                "tier {}: status {:?}, verified {}, improved {}, value {:?}, bound {}",
+                "[{} ms] tier {}: status {:?}, verified {}, improved {}, value {:?}, bound {}",
+                started.elapsed().as_millis(),
                 tier.names.join("+"),
                 res.status,
                 verified_ok,
@@ -415,6 +449,9 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             Some(val) => {
                 let floor = if tier.exact && rel_gap == 0.0 { val.round() - 0.5 } else { val - 1e-6 * val.abs().max(1.0) };
                 mip.add_row(floor, highs::INF, tier.coefs.clone());
+                if tier.exact && rel_gap == 0.0 {
+                    fix_components(model, &mut mip, tier, incumbent.as_ref().unwrap());
+                }
             }
             None => break,
         }
@@ -458,6 +495,100 @@ pub(super) fn screening_stats(d: &mut Decision, s: &super::candidates::Screening
     d.stats.insert("candidatesUnknown".into(), count(Verdict::Unknown).into());
     d.stats.insert("candidateSubModels".into(), s.sub_models.into());
     d.stats.insert("screenMillis".into(), millis.into());
+}
+
+/// After a proven tier (zero gap) made of several components: each component fixed at
+/// the incumbent's value, `c_i = c_i(inc)`. Exact: the incumbent is a lexicographic
+/// maximizer of the tier's components, so a solution with `W >= W(inc)` (the fixing row)
+/// has the same value in every component (at the first component where it differed it
+/// would be lower, and by the safe weights `W` would drop by at least 1). The rows cut
+/// nothing the fixing row keeps, and give the LP the per-level counts (e.g. groups placed
+/// per priority) instead of one weighted sum it can trade fractionally between levels.
+fn fix_components(model: &CycleModel, mip: &mut highs::Mip, tier: &Tier, inc: &[f64]) {
+    if tier.names.len() < 2 {
+        return;
+    }
+    for name in &tier.names {
+        if let Some(c) = model.components.iter().find(|c| &c.name == name) {
+            let v = tier_value(&c.coefs, inc).round();
+            mip.add_row(v - 0.5, v + 0.5, c.coefs.clone());
+        }
+    }
+}
+
+/// The incumbent's placed groups placed again by the greedy variants (no evictions) and
+/// by the k8s-preempt order restricted to them, each topped up with elastic pods; the best
+/// by the `later` tiers (lexicographically) if it satisfies every row of `mip` (so every
+/// tier fixed so far) and beats the incumbent there. A heuristic: it only supplies
+/// incumbents, never a proof.
+fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], later: &[&Tier]) -> Option<Vec<f64>> {
+    let a = model.assignment(cycle, inc);
+    let placed: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
+    let keep = |order: Vec<GroupId>| -> Vec<GroupId> { order.into_iter().filter(|g| placed.contains(g)).collect() };
+    let orders = [keep(greedy::ffd_order(cycle)), keep(greedy::small_first_order(cycle))];
+    let rank = greedy::tight_rank(cycle);
+    let mut cands = Vec::new();
+    // Minimum pods only first (elastic pods come from the fill below): room the elastic
+    // pods would take can spare an eviction.
+    for order in &orders {
+        for elastic in [false, true] {
+            for node_rank in [None, Some(rank.as_slice())] {
+                cands.push(greedy::place_in_order_with(cycle, order, node_rank, elastic));
+            }
+            if !cycle.victims.is_empty() {
+                cands.push(super::k8s_preempt::preempt_in_given_order(cycle, order, elastic).assignment);
+            }
+        }
+    }
+    if !cycle.victims.is_empty() {
+        // Lowest priority first: groups that may evict little or nothing take the free
+        // room, the ones above them make room by evicting.
+        for order in &orders {
+            let mut up = order.clone();
+            up.sort_by_key(|&g| cycle.inst.groups[g].priority);
+            cands.push(super::repair::place_with_node_preemption(cycle, &up));
+            cands.push(super::repair::place_with_node_preemption(cycle, order));
+        }
+    }
+    // The incumbent itself with fewer evictions.
+    if !a.evicted.is_empty() {
+        cands.insert(0, super::repair::reduce_evictions(cycle, &a));
+    }
+    let key = |v: &[f64]| -> Vec<f64> { later.iter().map(|t| tier_value(&t.coefs, v)).collect() };
+    let mut best_key = key(inc);
+    let mut best = None;
+    for mut c in cands {
+        if !c.evicted.is_empty() && placed.iter().all(|&g| c.is_placed(g)) {
+            c = super::repair::reduce_evictions(cycle, &c);
+        }
+        if placed.iter().any(|&g| !c.is_placed(g)) {
+            if super::tuning::get().debug {
+                eprintln!(
+                    "repack candidate: places {} of {}, evicts {}",
+                    placed.iter().filter(|&&g| c.is_placed(g)).count(),
+                    placed.len(),
+                    c.evicted.len()
+                );
+            }
+            continue;
+        }
+        greedy::fill_elastic(cycle, &mut c);
+        let Some(mut w) = super::milp::verify_rows(mip, &model.values_of(cycle, &c)) else {
+            continue;
+        };
+        model.drop_unneeded_evictions_in(cycle, mip, &mut w);
+        let k = key(&w);
+        if super::tuning::get().debug {
+            eprintln!("repack candidate: {k:?} vs {best_key:?}");
+        }
+        // Integer-valued tiers: better means by at least one unit at the first difference.
+        let better = k.iter().zip(&best_key).find(|(a, b)| (*a - *b).abs() > 0.5).is_some_and(|(a, b)| a > b);
+        if better {
+            best_key = k;
+            best = Some(w);
+        }
+    }
+    best
 }
 
 /// The incumbent with elastic pods added greedily, if that keeps every row of the model

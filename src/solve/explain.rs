@@ -30,6 +30,9 @@ fn needed_tasks(inst: &Instance, g: GroupId) -> Vec<TaskId> {
 fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
+    if let Some(why) = &cycle.rejected[g] {
+        return why.clone();
+    }
     if let Some(Err(why)) = &cycle.pinned[g] {
         return why.clone();
     }
@@ -211,6 +214,10 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
             }
         }
     }
+    // 3b. Queue quota left after this cycle's placements (rule 7).
+    if let Some(why) = super::quota::Ledger::after(cycle, a).and_then(|l| l.blocking(g)) {
+        return why;
+    }
     // 4. Would it fit alone, in the cluster as it was before this cycle?
     let mut states = cycle.nodes.clone();
     let alone = greedy::place_group(cycle, &mut states, g).is_some();
@@ -218,7 +225,7 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
         .pending
         .iter()
         .copied()
-        .filter(|&h| a.is_placed(h) && inst.groups[h].priority >= grp.priority)
+        .filter(|&h| a.is_placed(h) && inst.groups[h].rank >= grp.rank)
         .map(|h| inst.groups[h].name.as_str())
         .collect();
     let list = |v: &[&str]| -> String {

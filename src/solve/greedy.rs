@@ -9,6 +9,7 @@
 
 use super::assemble::{assemble, Assignment, NewPod};
 use super::cycle::{Cycle, NodeState};
+use super::quota;
 use super::*;
 use crate::decision::Status;
 use crate::model::*;
@@ -54,8 +55,8 @@ pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
     let mut order = cycle.pending.clone();
     order.sort_by(|&a, &b| {
         let (ga, gb) = (&inst.groups[a], &inst.groups[b]);
-        gb.priority
-            .cmp(&ga.priority)
+        gb.rank
+            .cmp(&ga.rank)
             .then(size(b).partial_cmp(&size(a)).unwrap_or(std::cmp::Ordering::Equal))
             .then(ga.created_at.cmp(&gb.created_at))
             .then(ga.order.cmp(&gb.order))
@@ -66,10 +67,34 @@ pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
 /// Places groups one by one in `order`; each is placed whole or not at all. Nodes are
 /// tried in input order, or by `node_rank` (lowest first) when given.
 pub fn place_in_order(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>) -> Assignment {
+    place_in_order_with(cycle, order, node_rank, true)
+}
+
+/// As [`place_in_order`]; with `elastic` false each group gets only the pods its
+/// minimums need (elastic pods can be added afterwards by [`fill_elastic`]).
+pub fn place_in_order_with(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>, elastic: bool) -> Assignment {
+    let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
-    let mut a = Assignment::empty(cycle.inst);
+    let mut a = Assignment::empty(inst);
+    let mut ledger = quota::Ledger::new(cycle);
     for &g in order {
-        if let Some((pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank) {
+        let saved = ledger.as_ref().map(|_| states.clone());
+        if let Some((mut pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank, elastic) {
+            if let Some(l) = ledger.as_mut() {
+                // Over its queue's quota: keep what fits (elastic pods go first) and
+                // give the rest of the capacity back to the groups that follow.
+                if !l.fits(g, &pods) {
+                    states = saved.expect("saved with a ledger");
+                    l.trim(g, &mut pods);
+                    for p in &pods {
+                        states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+                    }
+                    if pods.is_empty() {
+                        continue;
+                    }
+                }
+                l.take(g, &pods);
+            }
             a.pods[g] = pods;
             a.domain[g] = dom;
         }
@@ -174,7 +199,12 @@ fn round_to_slices(cycle: &Cycle, t: TaskId, n: i64) -> i64 {
 
 /// Tries to place group `g` whole; on success the node states keep its pods.
 pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Option<(Vec<NewPod>, Option<usize>)> {
-    place_group_ranked(cycle, states, g, None)
+    place_group_ranked(cycle, states, g, None, true)
+}
+
+/// As [`place_group`]; with `elastic` false only the pods the group's minimums need.
+pub fn place_group_with(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, elastic: bool) -> Option<(Vec<NewPod>, Option<usize>)> {
+    place_group_ranked(cycle, states, g, None, elastic)
 }
 
 /// Whether group `g` fits alone in domain `dom` of its required level by this greedy
@@ -186,7 +216,7 @@ pub fn fits_alone_in(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, dom
         None => return false,
     };
     let saved: Vec<(NodeId, NodeState)> = cycle.domain_nodes[l][dom].iter().map(|&n| (n, states[n].clone())).collect();
-    let ok = place_group_in(cycle, states, g, None, Some(dom)).is_some();
+    let ok = place_group_in(cycle, states, g, None, Some(dom), false).is_some();
     for (n, st) in saved {
         states[n] = st;
     }
@@ -198,8 +228,9 @@ fn place_group_ranked(
     states: &mut Vec<NodeState>,
     g: GroupId,
     node_rank: Option<&[usize]>,
+    elastic: bool,
 ) -> Option<(Vec<NewPod>, Option<usize>)> {
-    place_group_in(cycle, states, g, node_rank, None)
+    place_group_in(cycle, states, g, node_rank, None, elastic)
 }
 
 /// [`place_group_ranked`] trying only domain `only` of the required level when given.
@@ -209,6 +240,7 @@ fn place_group_in(
     g: GroupId,
     node_rank: Option<&[usize]>,
     only: Option<usize>,
+    elastic: bool,
 ) -> Option<(Vec<NewPod>, Option<usize>)> {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
@@ -283,10 +315,17 @@ fn place_group_in(
                 ok = missing <= 0;
             }
         }
-        if ok {
-            // Elastic pods up to each task's count.
+        if ok && (elastic || grp.policy != Policy::Gang) {
+            // Elastic pods up to each task's count (a basic group: its pods, one at least).
+            let want_total = if elastic { i64::MAX } else { 1 };
             for &t in &tasks {
-                let room = inst.tasks[t].count - placed[t];
+                if placed.iter().sum::<i64>() >= want_total {
+                    break;
+                }
+                let mut room = inst.tasks[t].count - placed[t];
+                if !elastic {
+                    room = round_to_slices(cycle, t, want_total - placed.iter().sum::<i64>()).min(room);
+                }
                 placed[t] += add_pods(cycle, &mut trial, t, &allowed(t), room);
             }
             ok = placed.iter().sum::<i64>() >= inst.min_new_pods(g);
@@ -299,26 +338,23 @@ fn place_group_in(
     None
 }
 
-/// The best of a few greedy variants (group order x node order), by objective terms 1-3:
-/// the exact solver's warm start. Cheap next to the MILP, and a better incumbent is often
-/// all HiGHS needs to close the gap at the root.
-pub fn best_start(cycle: &Cycle) -> Assignment {
-    use super::assemble::objective;
+/// Smallest groups first within each priority level: more groups per level.
+pub fn small_first_order(cycle: &Cycle) -> Vec<GroupId> {
     let inst = cycle.inst;
-    let ffd = ffd_order(cycle);
-    // Smallest groups first within each priority level: more groups per level.
-    let mut small_first = ffd.clone();
-    small_first.sort_by_key(|&g| std::cmp::Reverse(inst.groups[g].priority));
-    let mut by_size: Vec<(i64, f64, GroupId)> = small_first
-        .iter()
-        .map(|&g| {
+    let mut by_size: Vec<(i64, f64, GroupId)> = ffd_order(cycle)
+        .into_iter()
+        .map(|g| {
             let size: f64 = inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum();
-            (-inst.groups[g].priority, size, g)
+            (-inst.groups[g].rank, size, g)
         })
         .collect();
     by_size.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(&b.2)));
-    let small_first: Vec<GroupId> = by_size.into_iter().map(|x| x.2).collect();
-    // Tightest nodes first (best fit by free capacity before the cycle).
+    by_size.into_iter().map(|x| x.2).collect()
+}
+
+/// Rank of every node when the tightest (least free fraction before the cycle) go first.
+pub fn tight_rank(cycle: &Cycle) -> Vec<usize> {
+    let inst = cycle.inst;
     let mut tight: Vec<(f64, NodeId)> = (0..inst.nodes.len())
         .map(|n| {
             let mut free = 0.0;
@@ -336,6 +372,18 @@ pub fn best_start(cycle: &Cycle) -> Assignment {
     for (i, &(_, n)) in tight.iter().enumerate() {
         rank[n] = i;
     }
+    rank
+}
+
+/// The best of a few greedy variants (group order x node order), by objective terms 1-3:
+/// the exact solver's warm start. Cheap next to the MILP, and a better incumbent is often
+/// all HiGHS needs to close the gap at the root.
+pub fn best_start(cycle: &Cycle) -> Assignment {
+    use super::assemble::objective;
+    let inst = cycle.inst;
+    let ffd = ffd_order(cycle);
+    let small_first = small_first_order(cycle);
+    let rank = tight_rank(cycle);
     let mut best: Option<(Assignment, crate::decision::Objective)> = None;
     for order in [&ffd, &small_first] {
         for node_rank in [None, Some(rank.as_slice())] {
@@ -361,13 +409,15 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
             states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
         }
     }
+    let mut ledger = quota::Ledger::after(cycle, a);
     let mut order: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
-    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].priority), inst.groups[g].created_at, g));
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, g));
     for g in order {
         let grp = &inst.groups[g];
         for &t in &grp.tasks {
             let have = a.pods[g].iter().filter(|p| p.task == t).count() as i64;
-            let room = inst.tasks[t].count - have;
+            let quota_room = ledger.as_ref().map_or(i64::MAX, |l| l.room_for(g, t));
+            let room = (inst.tasks[t].count - have).min(quota_room);
             if room <= 0 {
                 continue;
             }
@@ -382,6 +432,9 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
             let mut trial = Trial { states: &mut states, pods: Vec::new(), inst: cycle.inst, shared_ids: &cycle.shared_ids };
             add_pods(cycle, &mut trial, t, &nodes, room);
             let new = std::mem::take(&mut trial.pods);
+            if let Some(l) = ledger.as_mut() {
+                l.take(g, &new);
+            }
             a.pods[g].extend(new);
         }
     }

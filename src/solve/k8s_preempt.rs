@@ -43,6 +43,7 @@
 use super::assemble::{assemble, Assignment};
 use super::cycle::{Cycle, NodeState, UNLIMITED};
 use super::greedy;
+use super::quota;
 use super::*;
 use crate::decision::Status;
 use crate::model::*;
@@ -96,7 +97,7 @@ pub(crate) struct Run {
 }
 
 /// Frees what bound pod `p` holds on its node (it is evicted).
-fn release(cycle: &Cycle, st: &mut NodeState, p: PodId) {
+pub(crate) fn release(cycle: &Cycle, st: &mut NodeState, p: PodId) {
     let inst = cycle.inst;
     let pod = &inst.pods[p];
     for r in 0..inst.resources.len() {
@@ -114,7 +115,7 @@ fn release(cycle: &Cycle, st: &mut NodeState, p: PodId) {
 }
 
 /// Puts bound pod `p` back on its node if its requests and its own devices still fit.
-fn restore(cycle: &Cycle, st: &mut NodeState, p: PodId) -> bool {
+pub(crate) fn restore_pod(cycle: &Cycle, st: &mut NodeState, p: PodId) -> bool {
     let inst = cycle.inst;
     let pod = &inst.pods[p];
     for r in 0..inst.resources.len() {
@@ -146,7 +147,7 @@ fn restore(cycle: &Cycle, st: &mut NodeState, p: PodId) -> bool {
 }
 
 /// Puts every pod of a unit back, all or nothing.
-fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool {
+pub(crate) fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool {
     let inst = cycle.inst;
     let mut saved: Vec<(NodeId, NodeState)> = Vec::new();
     for &p in pods {
@@ -154,7 +155,7 @@ fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool
         if !saved.iter().any(|(m, _)| *m == n) {
             saved.push((n, states[n].clone()));
         }
-        if !restore(cycle, &mut states[n], p) {
+        if !restore_pod(cycle, &mut states[n], p) {
             for (m, st) in saved {
                 states[m] = st;
             }
@@ -165,6 +166,13 @@ fn restore_unit(cycle: &Cycle, states: &mut [NodeState], pods: &[PodId]) -> bool
 }
 
 pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
+    preempt_in_given_order(cycle, &greedy::ffd_order(cycle), true)
+}
+
+/// The same algorithm over the groups of `order` only, in that order (the exact solver
+/// uses it to re-place a set of groups with few evictions).
+/// With `elastic` false each group gets only the pods its minimums need.
+pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: bool) -> Run {
     let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
     let mut a = Assignment::empty(inst);
@@ -179,7 +187,8 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
         evicted: 0,
         reprieved: 0,
     };
-    for g in greedy::ffd_order(cycle) {
+    let mut ledger = quota::Ledger::new(cycle);
+    for &g in order {
         let grp = &inst.groups[g];
         if let Some(&m) = grp.bound.iter().find(|&&m| pod_evicted[m]) {
             run.blocked.insert(g, m);
@@ -192,8 +201,19 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
             );
             continue;
         }
+        // Queue quotas (rule 7): the ledger never gives back what evictions free, so
+        // whatever it admits stays valid when later groups reprieve victims.
+        let before = ledger.as_ref().map(|_| (states.clone(), a.evicted.clone(), unit_evicted.clone(), pod_evicted.clone()));
         // 1. Plain first fit, no eviction.
-        if let Some((pods, dom)) = greedy::place_group(cycle, &mut states, g) {
+        if let Some((pods, dom)) = greedy::place_group_with(cycle, &mut states, g, elastic) {
+            if let Some(l) = ledger.as_mut() {
+                if !l.fits(g, &pods) {
+                    states = before.expect("saved with a ledger").0;
+                    run.notes.insert(g, "first fit finds room, but not within its queue's quota".into());
+                    continue;
+                }
+                l.take(g, &pods);
+            }
             a.pods[g] = pods;
             a.domain[g] = dom;
             continue;
@@ -206,10 +226,7 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
         let cands: Vec<usize> = (0..cycle.victims.len())
             .filter(|&u| {
                 let unit = &cycle.victims[u];
-                !unit_evicted[u]
-                    && unit.priority < grp.priority
-                    && unit.pending_group != Some(g)
-                    && unit.pending_group.is_none_or(|h| !a.is_placed(h))
+                !unit_evicted[u] && cycle.may_preempt(g, u) && unit.pending_group.is_none_or(|h| !a.is_placed(h))
             })
             .collect();
         if cands.is_empty() {
@@ -223,7 +240,7 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
                 release(cycle, &mut states[inst.pods[p].node], p);
             }
         }
-        let Some((pods, dom)) = greedy::place_group(cycle, &mut states, g) else {
+        let Some((pods, dom)) = greedy::place_group_with(cycle, &mut states, g, elastic) else {
             states = saved;
             run.notes.insert(
                 g,
@@ -253,6 +270,18 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
                 }
                 a.evicted.push(u);
             }
+        }
+        // Queues: the group's pods within quota, and (YuniKorn's model) no queue taken
+        // below its guarantee; otherwise this group's attempt is undone whole.
+        if let Some(l) = ledger.as_mut() {
+            if !l.fits(g, &a.pods[g]) || !quota::guarantees_hold(cycle, &a) {
+                (states, a.evicted, unit_evicted, pod_evicted) = before.expect("saved with a ledger");
+                a.pods[g].clear();
+                a.domain[g] = None;
+                run.notes.insert(g, "with evictions it would fit, but not within its queue's quota or guarantees".into());
+                continue;
+            }
+            l.take(g, &a.pods[g]);
         }
     }
     a.evicted.sort_unstable();

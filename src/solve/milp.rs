@@ -64,6 +64,8 @@ pub struct CycleModel {
     blocks: Vec<DeviceBlock>,
     /// Per victim unit: its eviction column.
     e_col: Vec<Option<usize>>,
+    /// maxapplications: (column "group stopped running", eviction columns it needs).
+    gone: Vec<(usize, Vec<usize>)>,
 }
 
 fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
@@ -198,11 +200,10 @@ impl CycleModel {
             let mut preemptors: Vec<(usize, f64)> = Vec::new();
             for &n in &nodes {
                 for &g in &cycle.pending {
-                    let grp = &inst.groups[g];
-                    if grp.preempt_never || unit.priority >= grp.priority || unit.pending_group == Some(g) {
+                    if !cycle.may_preempt(g, u) {
                         continue;
                     }
-                    for &t in &grp.tasks {
+                    for &t in &inst.groups[g].tasks {
                         if let Some(&c) = x.get(&(t, n)) {
                             preemptors.push((c, -1.0));
                         }
@@ -356,13 +357,17 @@ impl CycleModel {
             }
         }
 
+        // Queue quotas and maxapplications (rule 7), YuniKorn guarantees.
+        let gone = super::quota::add_rows(cycle, &mut mip, &x, &y, &e_col, add_knapsack_row);
+
         // Objective components, in lexicographic order.
         let mut components = Vec::new();
-        let levels = inst.priority_levels();
+        // Term 1 levels are ranks: raw priorities, or effective queue keys (model.rs).
+        let levels = inst.rank_levels();
         for &p in &levels {
-            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
+            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].rank == p).collect();
             components.push(Component {
-                name: format!("placed@{p}"),
+                name: format!("placed@{}", inst.level_key(p)),
                 coefs: gs.iter().map(|&g| (y[g].unwrap(), 1.0)).collect(),
                 range: gs.len() as f64,
                 exact: true,
@@ -386,7 +391,7 @@ impl CycleModel {
             components.push(Component { name: format!("evicted@{lvl}"), coefs, range, exact: true });
         }
         for &p in &levels {
-            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].priority == p).collect();
+            let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].rank == p).collect();
             let mut coefs = Vec::new();
             let mut range = 0.0;
             for &g in &gs {
@@ -399,7 +404,7 @@ impl CycleModel {
                 range += (inst.max_new_pods(g) - inst.min_new_pods(g)).max(0) as f64;
             }
             if range > 0.0 {
-                components.push(Component { name: format!("extra@{p}"), coefs, range, exact: true });
+                components.push(Component { name: format!("extra@{}", inst.level_key(p)), coefs, range, exact: true });
             }
         }
         let pref: Vec<(usize, f64)> = used.iter().flatten().map(|&(_, c)| (c, -1.0)).collect();
@@ -416,7 +421,7 @@ impl CycleModel {
         if !pack.is_empty() {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col, gone }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -428,7 +433,7 @@ impl CycleModel {
         let mut coefs = Vec::new();
         for &g in &cycle.pending {
             let yc = self.y[g].unwrap();
-            let lvl = format!("placed@{}", cycle.inst.groups[g].priority);
+            let lvl = format!("placed@{}", cycle.inst.level_key(cycle.inst.groups[g].rank));
             if let Some(i) = placed.iter().position(|c| c.name == lvl) {
                 by_group.push((g, w[i]));
                 coefs.push((yc, w[i]));
@@ -559,6 +564,10 @@ impl CycleModel {
                 }
             }
         }
+        // A group stopped running when every unit holding its bound pods is evicted.
+        for (c, es) in &self.gone {
+            v[*c] = es.iter().map(|&e| v[e]).fold(1.0, f64::min);
+        }
         v
     }
 
@@ -662,6 +671,24 @@ impl CycleModel {
                 }
             }
         }
+        // Undoing an eviction also undoes "stopped running" for the groups that needed it.
+        let mut deps: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (g, es) in &self.gone {
+            for e in es {
+                deps.entry(*e).or_default().push(*g);
+            }
+        }
+        for (i, row) in mip.rows.iter().enumerate() {
+            for &(c, _) in &row.entries {
+                for (e, gs) in &deps {
+                    if gs.contains(&c) {
+                        if let Some(list) = rows_of.get_mut(e) {
+                            list.push(i);
+                        }
+                    }
+                }
+            }
+        }
         let mut order = a.evicted.clone();
         order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
         let mut undone = 0;
@@ -671,6 +698,10 @@ impl CycleModel {
                 None => continue,
             };
             w[c] = 0.0;
+            let saved: Vec<(usize, f64)> = deps.get(&c).into_iter().flatten().map(|&g| (g, w[g])).collect();
+            for &(g, _) in &saved {
+                w[g] = 0.0;
+            }
             let ok = rows_of[&c].iter().all(|&i| {
                 let row = &mip.rows[i];
                 let s: f64 = row.entries.iter().map(|&(cc, k)| k * w[cc]).sum();
@@ -684,6 +715,9 @@ impl CycleModel {
                 undone += 1;
             } else {
                 w[c] = 1.0;
+                for (g, val) in saved {
+                    w[g] = val;
+                }
             }
         }
         *v = w;
@@ -748,7 +782,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// `sum q_i x_i <= cap` over integer columns, divided by the gcd of the q_i with the
 /// right-hand side rounded down: the same integer points, a tighter LP, and no 1e11
 /// byte counts in the matrix (HiGHS warns about those and loses precision).
-fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
+pub(super) fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
     // Evicted pods enter with negative coefficients: still integer multiples of g.
     let g = e.iter().fold(0, |g, &(_, q)| gcd(g, q.abs())).max(1);
     let rhs = cap.div_euclid(g);

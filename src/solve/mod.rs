@@ -78,6 +78,8 @@ mod heuristics;
 mod highs;
 mod k8s_preempt;
 mod milp;
+mod quota;
+mod repair;
 mod topology;
 mod tuning;
 

@@ -24,12 +24,30 @@
 //!   `disruptionMode: PodGroup` group need only be lower than that preemptor;
 //! - term 2 counts evicted pods per (raw) pod priority; `evictedByPriority` lists the
 //!   levels with at least one eviction, highest first.
+//!
+//! Queues (rule 7 and `models/queues.md`), read from the input's tree and limits only:
+//! - term 1 levels are [`Group::rank`] (the raw priority without queues, the dense rank
+//!   of the effective key with them); rows show [`Instance::level_key`];
+//! - admission: a rejected gang (fair leaf, or minimum ask above a `max` on its path) is
+//!   only ever left unplaced;
+//! - `max` and `maxapplications` are a filter on every complete assignment: subtree usage
+//!   of bound pods kept plus new pods, running groups (placed, or keeping a bound pod);
+//! - `preemptionModel: yunikorn`: pods of no queue or under a `disabled` nearest setting
+//!   are never candidates (1); a group may preempt a pod only if the pod lies under the
+//!   deepest `fence` of its path (2) and a queue on its path is below a guarantee in a
+//!   resource it requests (3) (this narrows the groups of rule 6's "names a placed
+//!   preemptor"); complete assignments where a queue's usage after (kept bound pods plus
+//!   new pods) is below min(guarantee, bound usage before) are skipped (4);
+//! - the reprieve reading of rule 6 also counts queues: an evicted pod is needed when it
+//!   does not fit back on its node, or back into a `max`/`maxapplications` of its queues
+//!   next to the kept bound pods and the new pods of the groups that may preempt it.
 
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use tessera::decision::{EvictedRow, Objective, PlacedRow};
-use tessera::model::{DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS};
+use tessera::model::{BoundPod, DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS};
+use tessera::queues::{PreemptionPolicy, SortPolicy};
 
 /// How term 3 (extra pods) is optimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,9 +87,9 @@ fn is_pending(inst: &Instance, g: GroupId) -> bool {
     inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].count > 0)
 }
 
-/// Priority levels of pending groups, highest first.
+/// Term-1 levels of pending groups ([`tessera::model::Group::rank`]), highest first.
 fn levels_of(inst: &Instance) -> Vec<i64> {
-    let set: BTreeSet<i64> = (0..inst.groups.len()).filter(|&g| is_pending(inst, g)).map(|g| inst.groups[g].priority).collect();
+    let set: BTreeSet<i64> = (0..inst.groups.len()).filter(|&g| is_pending(inst, g)).map(|g| inst.groups[g].rank).collect();
     set.into_iter().rev().collect()
 }
 
@@ -93,7 +111,7 @@ pub fn key_of(inst: &Instance, new_pods: &BTreeMap<String, i64>, evicted: &[Stri
         if n <= 0 {
             continue;
         }
-        let Some(l) = levels.iter().position(|&p| p == inst.groups[g].priority) else { continue };
+        let Some(l) = levels.iter().position(|&p| p == inst.groups[g].rank) else { continue };
         key[l] += 1;
         let extra = n - inst.min_new_pods(g);
         match mode {
@@ -273,9 +291,7 @@ fn candidates(inst: &Instance) -> Vec<usize> {
     (0..inst.pods.len())
         .filter(|&p| {
             let pod = &inst.pods[p];
-            pod.preemptible
-                && (0..inst.groups.len())
-                    .any(|g| is_pending(inst, g) && !inst.groups[g].preempt_never && inst.groups[g].priority > pod.priority)
+            pod.preemptible && (0..inst.groups.len()).any(|g| is_pending(inst, g) && may_preempt(inst, g, pod.priority, pod))
         })
         .collect()
 }
@@ -356,8 +372,8 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
     let extra_pods: i64 = key[nl + nv..].iter().sum();
     let mut rows = Vec::new();
     for (i, &lvl) in levels.iter().enumerate() {
-        let pending = pending.iter().filter(|&&g| inst.groups[g].priority == lvl).count() as i64;
-        rows.push(PlacedRow { priority: lvl, placed: key[i], pending });
+        let pending = pending.iter().filter(|&&g| inst.groups[g].rank == lvl).count() as i64;
+        rows.push(PlacedRow { priority: inst.level_key(lvl), placed: key[i], pending });
     }
     let evicted_rows = vlevels
         .iter()
@@ -427,8 +443,7 @@ impl<'a> Search<'a> {
         let mut new_dev: Vec<Vec<i64>> = vec![Vec::new(); self.shared.len()];
         for (t, task) in inst.tasks.iter().enumerate() {
             let c = self.task_node[t][n];
-            let grp = &inst.groups[task.group];
-            if c == 0 || grp.preempt_never || grp.priority <= prio {
+            if c == 0 || !may_preempt(inst, task.group, prio, pod) {
                 continue;
             }
             any = true;
@@ -466,12 +481,89 @@ impl<'a> Search<'a> {
                 return true;
             }
         }
+        // Queues: p does not fit back into a max or maxapplications on its path next to
+        // the kept bound pods and the new pods of the groups that may preempt it.
+        if let Some(qs) = inst.queues.as_ref() {
+            let (usage, running) = self.queue_load(&|g| may_preempt(inst, g, prio, pod));
+            // p's group is not placed (it has an evicted member): p back may restart it.
+            let restarts = pod.group.is_some_and(|g| inst.groups[g].bound.iter().all(|&m| self.evicted[m]));
+            for q in pod_path(inst, pod) {
+                if qs.max[q].iter().any(|&(r, m)| pod.requests[r] > 0 && usage[q][r] + pod.requests[r] > m) {
+                    return true;
+                }
+                if restarts && qs.tree.queues[q].max_applications.is_some_and(|n| running[q] + 1 > n) {
+                    return true;
+                }
+            }
+        }
         false
+    }
+
+    /// Rule 7 for a complete assignment: every queue's subtree usage within its max and
+    /// its running groups within maxapplications.
+    fn queues_ok(&self) -> bool {
+        let Some(qs) = self.inst.queues.as_ref() else { return true };
+        let (usage, running) = self.queue_load(&|_| true);
+        // YuniKorn rule 4: usage after (kept + new) >= min(guarantee, bound usage before).
+        let guarantees = |q: usize| {
+            !self.inst.options.yunikorn_preemption
+                || qs.guaranteed[q].iter().all(|&(r, gv)| usage[q][r] >= gv.min(bound_usage(self.inst, q, r, None)))
+        };
+        (0..qs.tree.queues.len()).all(|q| {
+            qs.max[q].iter().all(|&(r, m)| usage[q][r] <= m)
+                && qs.tree.queues[q].max_applications.is_none_or(|n| running[q] <= n)
+                && guarantees(q)
+        })
+    }
+
+    /// Per queue: usage per resource and running groups, from the kept bound pods and
+    /// the new pods of the placed groups that `counts` selects.
+    fn queue_load(&self, counts: &dyn Fn(GroupId) -> bool) -> (Vec<Vec<i64>>, Vec<u64>) {
+        let inst = self.inst;
+        let qs = inst.queues.as_ref().expect("queues");
+        let (nq, nr) = (qs.tree.queues.len(), inst.resources.len());
+        let mut usage = vec![vec![0i64; nr]; nq];
+        let mut running_group = vec![false; inst.groups.len()];
+        for (p, pod) in inst.pods.iter().enumerate() {
+            if self.evicted[p] {
+                continue;
+            }
+            if let Some(g) = pod.group {
+                running_group[g] = true;
+            }
+            for q in pod_path(inst, pod) {
+                for r in 0..nr {
+                    usage[q][r] += pod.requests[r];
+                }
+            }
+        }
+        for (i, &g) in self.pending.iter().enumerate() {
+            if self.new_pods[i] <= 0 || !counts(g) {
+                continue;
+            }
+            running_group[g] = true;
+            let path = queue_path(inst, g);
+            for &t in &inst.groups[g].tasks {
+                let c: i64 = self.task_node[t].iter().sum();
+                for &q in &path {
+                    for r in 0..nr {
+                        usage[q][r] += c * inst.tasks[t].requests[r];
+                    }
+                }
+            }
+        }
+        let mut running = vec![0u64; nq];
+        for g in (0..inst.groups.len()).filter(|&g| running_group[g]) {
+            for q in queue_path(inst, g) {
+                running[q] += 1;
+            }
+        }
+        (usage, running)
     }
 
     fn score(&mut self) {
         self.leaves += 1;
-        if !self.evictions_justified() {
+        if !self.queues_ok() || !self.evictions_justified() {
             return;
         }
         let inst = self.inst;
@@ -482,7 +574,7 @@ impl<'a> Search<'a> {
             if n < 0 {
                 continue;
             }
-            let lvl = self.levels.iter().position(|&l| l == inst.groups[g].priority).unwrap();
+            let lvl = self.levels.iter().position(|&l| l == inst.groups[g].rank).unwrap();
             key[lvl] += 1;
             let extra = n - inst.min_new_pods(g);
             match self.mode {
@@ -515,6 +607,10 @@ impl<'a> Search<'a> {
         let grp = &inst.groups[g];
         // A group with an evicted member is not placed (rule 6).
         if grp.bound.iter().any(|&p| self.evicted[p]) {
+            return;
+        }
+        // Admission (rule 7): a rejected gang is never placed.
+        if rejected(inst, g) {
             return;
         }
         // Placed: choose the domain of the required level (if any), then distribute.
@@ -696,7 +792,8 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
     for (gi, &g) in pending.iter().enumerate() {
         let grp = &inst.groups[g];
         if best.new_pods[gi] <= 0 {
-            unplaced.push(Unplaced { pod_group: grp.name.clone(), reason: "reference".into() });
+            let reason = if rejected(inst, g) { "rejected: reference" } else { "reference" };
+            unplaced.push(Unplaced { pod_group: grp.name.clone(), reason: reason.into() });
             continue;
         }
         let mut pods = Vec::new();
@@ -734,8 +831,7 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
             .enumerate()
             .filter(|&(gi, &g)| {
                 best.new_pods[gi] > 0
-                    && !inst.groups[g].preempt_never
-                    && inst.groups[g].priority > top
+                    && may_preempt(inst, g, top, &inst.pods[unit[0]])
                     && unit.iter().any(|&m| inst.groups[g].tasks.iter().any(|&t| best.task_node[t][inst.pods[m].node] > 0))
             })
             .max_by_key(|&(_, &g)| inst.groups[g].priority)
@@ -752,4 +848,81 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
         evictions,
         stats: Default::default(),
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Queues (models/queues.md), from the input's tree and limits alone.
+
+/// The leaf queue of group `g`, its parent, ..., root (empty without queues).
+pub fn queue_path(inst: &Instance, g: GroupId) -> Vec<usize> {
+    let (Some(qs), Some(leaf)) = (inst.queues.as_ref(), inst.groups[g].queue_id) else { return Vec::new() };
+    let mut out = vec![leaf];
+    while let Some(p) = qs.tree.queues[*out.last().unwrap()].parent {
+        out.push(p);
+    }
+    out
+}
+
+/// The queue path of a bound pod: its group's (empty for a pod of no group).
+fn pod_path(inst: &Instance, pod: &BoundPod) -> Vec<usize> {
+    pod.group.map(|g| queue_path(inst, g)).unwrap_or_default()
+}
+
+/// Gang admission: a gang in a leaf sorting `fair`, or whose minimum ask (every task's
+/// minCount pods) exceeds a `max` on its path, is rejected.
+pub fn rejected(inst: &Instance, g: GroupId) -> bool {
+    let Some(qs) = inst.queues.as_ref() else { return false };
+    let grp = &inst.groups[g];
+    let path = queue_path(inst, g);
+    if grp.policy != Policy::Gang || path.is_empty() {
+        return false;
+    }
+    if qs.tree.queues[path[0]].sort_policy == SortPolicy::Fair {
+        return true;
+    }
+    path.iter().any(|&q| {
+        qs.max[q].iter().any(|&(r, m)| grp.tasks.iter().map(|&t| inst.tasks[t].min_count * inst.tasks[t].requests[r]).sum::<i64>() > m)
+    })
+}
+
+/// Requests in `r` of the bound pods under queue `q` (those not `evicted`, if given).
+fn bound_usage(inst: &Instance, q: usize, r: usize, evicted: Option<&[bool]>) -> i64 {
+    inst.pods
+        .iter()
+        .enumerate()
+        .filter(|&(p, pod)| evicted.is_none_or(|e| !e[p]) && pod_path(inst, pod).contains(&q))
+        .map(|(_, pod)| pod.requests[r])
+        .sum()
+}
+
+/// Whether pending group `g` may evict `pod` (or the `disruptionMode: PodGroup` unit it
+/// belongs to, whose highest priority is `prio`): rule 6 (strictly higher raw priority,
+/// not `Never`) and, under `preemptionModel: yunikorn`, rules 1-3 of models/queues.md.
+pub fn may_preempt(inst: &Instance, g: GroupId, prio: i64, pod: &BoundPod) -> bool {
+    let grp = &inst.groups[g];
+    if grp.preempt_never || grp.priority <= prio {
+        return false;
+    }
+    if !inst.options.yunikorn_preemption {
+        return true;
+    }
+    let qs = inst.queues.as_ref().expect("yunikorn needs queues");
+    let victim = pod_path(inst, pod);
+    // 1. No queue, or the nearest preemption.policy on the victim's path is disabled.
+    if victim.is_empty() || victim.iter().find_map(|&q| qs.tree.queues[q].preemption_policy) == Some(PreemptionPolicy::Disabled) {
+        return false;
+    }
+    // 2. Victims lie under the deepest fenced queue of the preemptor's path.
+    let path = queue_path(inst, g);
+    if let Some(&f) = path.iter().find(|&&q| qs.tree.queues[q].preemption_policy == Some(PreemptionPolicy::Fence)) {
+        if !victim.contains(&f) {
+            return false;
+        }
+    }
+    // 3. Some queue on the path is below a guarantee in a resource the group requests.
+    path.iter().any(|&q| {
+        qs.guaranteed[q]
+            .iter()
+            .any(|&(r, gv)| grp.tasks.iter().any(|&t| inst.tasks[t].requests[r] > 0) && bound_usage(inst, q, r, None) < gv)
+    })
 }

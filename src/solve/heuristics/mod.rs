@@ -27,11 +27,12 @@ use super::cycle::{Cycle, NodeState};
 use crate::decision::{Decision, Status};
 use crate::model::*;
 
-/// Priority (highest first), then FIFO by `createdAt`, then input order.
+/// Term-1 level (priority, or effective queue key) highest first, then FIFO by
+/// `createdAt`, then input order.
 pub(crate) fn queue_order(cycle: &Cycle) -> Vec<GroupId> {
     let inst = cycle.inst;
     let mut order = cycle.pending.clone();
-    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].priority), inst.groups[g].created_at, inst.groups[g].order, g));
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, inst.groups[g].order, g));
     order
 }
 
@@ -299,7 +300,11 @@ pub(crate) fn place_group_min_first(
 
 /// Assembles a heuristic's assignment into a decision with the usual stats.
 pub(crate) fn finish(cycle: &Cycle, a: &Assignment, name: &str, start: std::time::Instant) -> Decision {
-    let mut d = assemble(cycle, a, Status::Feasible, f64::NAN);
+    // The schedulers modelled here place by their own rules; queue quotas (rule 7) are
+    // applied after them, as an admission step in term-1 order.
+    let mut a = a.clone();
+    super::quota::enforce(cycle, &mut a);
+    let mut d = assemble(cycle, &a, Status::Feasible, f64::NAN);
     d.stats.insert("solver".into(), name.into());
     d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
     d
