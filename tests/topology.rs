@@ -22,7 +22,7 @@ fn run(solver: &str, inst: &Instance) -> Decision {
 }
 
 fn rows(want: &[(i64, i64, i64)]) -> Vec<PlacedRow> {
-    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority, placed, pending }).collect()
+    want.iter().map(|&(priority, placed, pending)| PlacedRow { priority: priority.into(), placed, pending }).collect()
 }
 
 /// Solves with the exact solver and asserts: Optimal, valid, objective = hand value
@@ -386,7 +386,7 @@ fn decomposition_on_topo_512_is_valid_and_bounded() {
     assert!(placed(&d) >= placed(&f), "decomposed {} < ffd {}", placed(&d), placed(&f));
     let bounds = d.stats["masterBound"].as_array().expect("master bound reported").clone();
     for (row, b) in d.objective.placed_by_priority.iter().zip(&bounds) {
-        assert_eq!(row.priority, b["priority"].as_i64().unwrap());
+        assert_eq!(row.priority, b["priority"].as_i64().unwrap().into());
         assert!(row.placed <= b["placed"].as_i64().unwrap(), "placed above the master bound: {row:?} vs {b}");
     }
 }
