@@ -320,7 +320,7 @@ fn check_violations(inst: &Instance, d: &Decision) -> Result<Vec<String>, String
         let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
         format!("check panicked: {}", msg.unwrap_or_default())
     })?;
-    let mut v: Vec<String> = report.violations.iter().map(|v| format!("rule {}: {}", v.rule, v.message)).collect();
+    let mut v: Vec<String> = report.violations.iter().map(|v| v.message.clone()).collect();
     if report.objective.compare(&d.objective) != Ordering::Equal {
         v.push(format!("validator recomputes {} but the decision reports {}", show(&report.objective), show(&d.objective)));
     }
