@@ -495,6 +495,36 @@ impl Priorities {
 // ---------------------------------------------------------------------------------------
 // tiny
 
+/// Brute-forceable classes: removes pending pods one at a time (a random task of a group
+/// with more than one) until at most `max` remain, then gives each task a random
+/// minCount with probability `min_pct` percent.
+fn cap_pending(rng: &mut Rng, groups: &mut [PodGroupDoc], max: i64, min_pct: u64) {
+    loop {
+        let total: i64 = groups.iter().flat_map(|g| &g.tasks).map(|t| t.count).sum();
+        if total <= max {
+            break;
+        }
+        let mut cands = Vec::new();
+        for (gi_, g) in groups.iter().enumerate() {
+            let gt: i64 = g.tasks.iter().map(|t| t.count).sum();
+            for (ti, t) in g.tasks.iter().enumerate() {
+                if t.count > 0 && gt > 1 {
+                    cands.push((gi_, ti));
+                }
+            }
+        }
+        let (gi_, ti) = rng.pick(&cands);
+        groups[gi_].tasks[ti].count -= 1;
+    }
+    for g in groups.iter_mut() {
+        for t in g.tasks.iter_mut() {
+            if rng.chance(min_pct) {
+                t.min_count = Some(rng.range(0, t.count));
+            }
+        }
+    }
+}
+
 fn gen_tiny(rng: &mut Rng) -> InstanceDoc {
     let mut b = Builder::default();
     let gpus = rng.chance(35);
@@ -612,30 +642,7 @@ fn gen_tiny(rng: &mut Rng) -> InstanceDoc {
         required.push(req_level);
     }
     // At most 8 pending pods in all, every group keeping at least one.
-    loop {
-        let total: i64 = groups.iter().flat_map(|g| &g.tasks).map(|t| t.count).sum();
-        if total <= 8 {
-            break;
-        }
-        let mut cands = Vec::new();
-        for (gi_, g) in groups.iter().enumerate() {
-            let gt: i64 = g.tasks.iter().map(|t| t.count).sum();
-            for (ti, t) in g.tasks.iter().enumerate() {
-                if t.count > 0 && gt > 1 {
-                    cands.push((gi_, ti));
-                }
-            }
-        }
-        let (gi_, ti) = rng.pick(&cands);
-        groups[gi_].tasks[ti].count -= 1;
-    }
-    for g in groups.iter_mut() {
-        for t in g.tasks.iter_mut() {
-            if rng.chance(50) {
-                t.min_count = Some(rng.range(0, t.count));
-            }
-        }
-    }
+    cap_pending(rng, &mut groups, 8, 50);
 
     // A running (non-pending) group holding part of the capacity.
     let mut running: Option<PodGroupDoc> = None;
@@ -932,30 +939,7 @@ fn gen_tiny_queues(rng: &mut Rng) -> InstanceDoc {
         leaf_of.push(leaf);
     }
     // At most 6 pending pods in all (4 nodes), every group keeping at least one.
-    loop {
-        let total: i64 = groups.iter().flat_map(|g| &g.tasks).map(|t| t.count).sum();
-        if total <= 6 {
-            break;
-        }
-        let mut cands = Vec::new();
-        for (gi_, g) in groups.iter().enumerate() {
-            let gt: i64 = g.tasks.iter().map(|t| t.count).sum();
-            for (ti, t) in g.tasks.iter().enumerate() {
-                if t.count > 0 && gt > 1 {
-                    cands.push((gi_, ti));
-                }
-            }
-        }
-        let (gi_, ti) = rng.pick(&cands);
-        groups[gi_].tasks[ti].count -= 1;
-    }
-    for g in groups.iter_mut() {
-        for t in g.tasks.iter_mut() {
-            if rng.chance(40) {
-                t.min_count = Some(rng.range(0, t.count));
-            }
-        }
-    }
+    cap_pending(rng, &mut groups, 6, 40);
 
     // Bound pods, within every node and every queue limit.
     #[allow(clippy::too_many_arguments)]
