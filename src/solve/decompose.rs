@@ -45,7 +45,8 @@ pub struct Master {
     /// Per group: placed by the master, and in which domain of its required level.
     pub placed: Vec<bool>,
     pub domain: Vec<Option<usize>>,
-    /// Per priority level (highest first): (priority, upper bound on groups placed).
+    /// Per term-1 level (highest first): (rank, i.e. the priority without queues; upper
+    /// bound on groups placed).
     pub bounds: Vec<(i64, i64)>,
     /// All levels proven (bounds are the master optimum, not just a dual bound).
     pub proven: bool,
@@ -218,14 +219,14 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
     add_rows(&mut mip, &root, &all_free, &all_nodes);
 
     // Level by level.
-    let mut levels: Vec<i64> = cycle.pending.iter().map(|&g| inst.groups[g].priority).collect();
+    let mut levels: Vec<i64> = cycle.pending.iter().map(|&g| inst.groups[g].rank).collect();
     levels.sort_unstable_by(|x, y| y.cmp(x));
     levels.dedup();
     let mut best: Option<Vec<f64>> = None;
     let mut bounds = Vec::new();
     let mut proven = true;
     for &p in &levels {
-        let coefs: Vec<(usize, f64)> = cycle.pending.iter().filter(|&&g| inst.groups[g].priority == p).map(|&g| (y[g], 1.0)).collect();
+        let coefs: Vec<(usize, f64)> = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == p).map(|&g| (y[g], 1.0)).collect();
         let pending = coefs.len() as i64;
         if !proven {
             bounds.push((p, pending));
@@ -239,7 +240,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
         }
         // The hint is a real placement, so it satisfies every master row: its count at
         // this level is a valid floor (HiGHS gets no MIP start, see highs.rs).
-        let floor = cycle.pending.iter().filter(|&&g| inst.groups[g].priority == p && hint.is_placed(g)).count();
+        let floor = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == p && hint.is_placed(g)).count();
         mip.add_row(floor as f64 - 0.5, INF, coefs.clone());
         let res = highs::solve(&mip, None, &MipParams { deadline, rel_gap: 0.0, abs_gap: 0.5, live: None });
         mip.rows.pop();
@@ -337,7 +338,7 @@ pub fn restrict(cycle: &Cycle, m: &Master, hint: &Assignment) -> Vec<Vec<NodeId>
 pub fn placed_by_level(cycle: &Cycle, a: &Assignment, levels: &[(i64, i64)]) -> Vec<i64> {
     levels
         .iter()
-        .map(|&(p, _)| cycle.pending.iter().filter(|&&g| cycle.inst.groups[g].priority == p && a.is_placed(g)).count() as i64)
+        .map(|&(p, _)| cycle.pending.iter().filter(|&&g| cycle.inst.groups[g].rank == p && a.is_placed(g)).count() as i64)
         .collect()
 }
 
@@ -345,7 +346,7 @@ pub fn placed_by_level(cycle: &Cycle, a: &Assignment, levels: &[(i64, i64)]) -> 
 /// groups of the levels below), for one number to compare a bound with a value.
 pub fn level_weights(cycle: &Cycle, levels: &[(i64, i64)]) -> Vec<f64> {
     let counts: Vec<f64> =
-        levels.iter().map(|&(p, _)| cycle.pending.iter().filter(|&&g| cycle.inst.groups[g].priority == p).count() as f64).collect();
+        levels.iter().map(|&(p, _)| cycle.pending.iter().filter(|&&g| cycle.inst.groups[g].rank == p).count() as f64).collect();
     let mut w = vec![1.0; levels.len()];
     let mut tail = 0.0;
     for i in (0..levels.len()).rev() {
