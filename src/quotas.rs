@@ -59,6 +59,17 @@ impl Queues {
         Ok(Queues { tree, max, guaranteed, groups_under })
     }
 
+    /// Requests in resource `r` of the bound pods of queue `q`'s subtree (before any
+    /// eviction).
+    pub fn bound_usage(&self, inst: &Instance, q: QueueId, r: ResourceId) -> i64 {
+        self.groups_under[q].iter().flat_map(|&g| &inst.groups[g].bound).map(|&p| inst.pods[p].requests[r]).sum()
+    }
+
+    /// Groups of queue `q`'s subtree running before the cycle (holding a bound pod).
+    pub fn running_before(&self, inst: &Instance, q: QueueId) -> usize {
+        self.groups_under[q].iter().filter(|&&g| !inst.groups[g].bound.is_empty()).count()
+    }
+
     /// Where a queue's resource limit is written, for messages.
     fn at(&self, q: QueueId, field: &str) -> String {
         let src = &self.tree.queues[q].source;
@@ -74,9 +85,8 @@ impl Queues {
     /// `maxapplications`, is an input error naming the limit.
     pub fn check_bound_usage(&self, inst: &Instance) -> Result<(), InputError> {
         for (q, queue) in self.tree.queues.iter().enumerate() {
-            let under = &self.groups_under[q];
             for &(r, m) in &self.max[q] {
-                let used: i64 = under.iter().flat_map(|&g| &inst.groups[g].bound).map(|&p| inst.pods[p].requests[r]).sum();
+                let used = self.bound_usage(inst, q, r);
                 if used > m {
                     return Err(InputError::new(
                         self.at(q, &format!("resources.max.{}", inst.resources[r])),
@@ -91,7 +101,7 @@ impl Queues {
                 }
             }
             if let Some(n) = queue.max_applications {
-                let running = under.iter().filter(|&&g| !inst.groups[g].bound.is_empty()).count() as u64;
+                let running = self.running_before(inst, q) as u64;
                 if running > n {
                     return Err(InputError::new(
                         self.at(q, "maxapplications"),

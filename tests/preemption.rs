@@ -26,14 +26,8 @@ use tessera::{check, solvers, Instance, SolveConfig};
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-fn parse(yaml: &str) -> Instance {
-    Instance::from_text(yaml).unwrap_or_else(|e| panic!("test instance does not parse: {e}\n{yaml}"))
-}
-
-fn run(solver: &str, inst: &Instance) -> Decision {
-    let cfg = SolveConfig { time_limit: Some(Duration::from_secs(60)), ..Default::default() };
-    solvers::by_name(solver).unwrap_or_else(|| panic!("no solver {solver:?}")).solve(inst, &cfg)
-}
+mod common;
+use common::{parse, run};
 
 fn objective(placed: &[(i64, i64, i64)], evicted: &[(i64, i64)], extra: i64) -> Objective {
     Objective {

@@ -7,9 +7,8 @@ use std::time::Duration;
 use tessera::decision::{Decision, PriorityKey, Status};
 use tessera::{check, solvers, Instance, SolveConfig};
 
-fn parse(yaml: &str) -> Instance {
-    Instance::from_text(yaml).unwrap_or_else(|e| panic!("test instance does not parse: {e}\n{yaml}"))
-}
+mod common;
+use common::parse;
 
 fn cfg() -> SolveConfig {
     SolveConfig { time_limit: Some(Duration::from_secs(60)), ..Default::default() }

@@ -353,27 +353,34 @@ impl<'a> Cycle<'a> {
             let (f, d) = self.reachable(n);
             (std::borrow::Cow::Owned(f), std::borrow::Cow::Owned(d))
         };
-        let mut best = task.count;
-        for r in 0..self.inst.resources.len() {
-            let q = task.requests[r];
-            if q == 0 {
-                continue;
-            }
-            if self.inst.shared[r] {
-                let si = self.shared_ids.iter().position(|&x| x == r).unwrap();
-                let devs = &devices[si];
-                let fit = if q < 1000 {
-                    devs.iter().map(|&f| f.max(0) / q).sum::<i64>()
-                } else {
-                    devs.iter().filter(|&&f| f == 1000).count() as i64 / (q / 1000)
-                };
-                best = best.min(fit);
-            } else {
-                best = best.min(free[r].max(0) / q);
-            }
-        }
-        best
+        task.count.min(pods_fitting(self.inst, &self.shared_ids, &free, &devices, &task.requests))
     }
+}
+
+/// How many pods requesting `requests` fit alone on free capacity `free` / `devices`
+/// (per resource; fractional requests per device share, whole ones on free devices);
+/// `i64::MAX` when nothing is requested.
+pub fn pods_fitting(inst: &Instance, shared_ids: &[ResourceId], free: &[i64], devices: &[Vec<i64>], requests: &[i64]) -> i64 {
+    let mut best = i64::MAX;
+    for r in 0..inst.resources.len() {
+        let q = requests[r];
+        if q == 0 {
+            continue;
+        }
+        if inst.shared[r] {
+            let si = shared_ids.iter().position(|&x| x == r).expect("shared resources are listed in shared_ids");
+            let devs = &devices[si];
+            let fit = if q < 1000 {
+                devs.iter().map(|&f| f.max(0) / q).sum::<i64>()
+            } else {
+                devs.iter().filter(|&&f| f == 1000).count() as i64 / (q / 1000)
+            };
+            best = best.min(fit);
+        } else {
+            best = best.min(free[r].max(0) / q);
+        }
+    }
+    best
 }
 
 impl NodeState {

@@ -310,37 +310,29 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
                 }
             }
         }
-        // The incumbent reaches the largest value the column bounds allow (an `evicted@`
-        // tier with no eviction): proven without a solver.
-        if tier.exact && rel_gap == 0.0 {
-            if let Some(inc) = incumbent.as_ref() {
-                let top: f64 = tier.coefs.iter().map(|&(c, a)| (a * mip.col_lower[c]).max(a * mip.col_upper[c])).sum();
-                let val = tier_value(&tier.coefs, inc);
-                if val >= top - 0.5 {
-                    mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
-                    fix_components(model, &mut mip, tier, inc);
-                    let mut p = progress.lock().unwrap();
-                    p.tiers_done.push(format!("{} (proven by the column bounds)", tier.names.join("+")));
-                    exact_done += 1;
-                    p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
-                    p.gap = gap;
-                    continue;
-                }
-            }
-        }
-        // The first tier is term 1 alone and the incumbent already meets the bound:
-        // proven without touching the full model.
+        // Proven without a solver: the incumbent reaches the largest value the column
+        // bounds allow (an `evicted@` tier with no eviction), or the tier is term 1 alone
+        // and the incumbent meets the relaxation bound.
         let only_term1 = tier.names.iter().all(|n| n.starts_with("placed@"));
-        if only_term1
-            && incumbent.is_some()
-            && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5)
-            && t1_magnitude <= super::milp::EXACT_MAGNITUDE
-        {
-            let val = tier_value(&tier.coefs, incumbent.as_ref().unwrap());
+        let shortcut = incumbent.as_ref().and_then(|inc| {
+            let top = || tier.coefs.iter().map(|&(c, a)| (a * mip.col_lower[c]).max(a * mip.col_upper[c])).sum::<f64>();
+            if tier.exact && rel_gap == 0.0 && tier_value(&tier.coefs, inc) >= top() - 0.5 {
+                Some("column bounds")
+            } else if only_term1
+                && t1_bound.is_some_and(|ub| t1_value(&incumbent) >= ub - 0.5)
+                && t1_magnitude <= super::milp::EXACT_MAGNITUDE
+            {
+                Some("relaxation bound")
+            } else {
+                None
+            }
+        });
+        if let (Some(how), Some(inc)) = (shortcut, incumbent.as_ref()) {
+            let val = tier_value(&tier.coefs, inc);
             mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
-            fix_components(model, &mut mip, tier, incumbent.as_ref().unwrap());
+            fix_components(model, &mut mip, tier, inc);
             let mut p = progress.lock().unwrap();
-            p.tiers_done.push(format!("{} (proven by the relaxation bound)", tier.names.join("+")));
+            p.tiers_done.push(format!("{} (proven by the {how})", tier.names.join("+")));
             exact_done += 1;
             p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
             p.gap = gap;

@@ -34,14 +34,8 @@ impl<'a> Ledger<'a> {
         let mut room = Vec::with_capacity(n);
         let mut apps_room = Vec::with_capacity(n);
         for q in 0..n {
-            let under = &queues.groups_under[q];
-            room.push(
-                queues.max[q]
-                    .iter()
-                    .map(|&(r, m)| m - under.iter().flat_map(|&g| &inst.groups[g].bound).map(|&p| inst.pods[p].requests[r]).sum::<i64>())
-                    .collect(),
-            );
-            let running = under.iter().filter(|&&g| !inst.groups[g].bound.is_empty()).count() as i64;
+            room.push(queues.max[q].iter().map(|&(r, m)| m - queues.bound_usage(inst, q, r)).collect());
+            let running = queues.running_before(inst, q) as i64;
             apps_room.push(queues.tree.queues[q].max_applications.map_or(i64::MAX, |m| m as i64 - running));
         }
         let running = inst.groups.iter().map(|g| !g.bound.is_empty()).collect();
@@ -231,7 +225,7 @@ pub fn add_rows(
         }
     }
     for (q, under) in queues.groups_under.iter().enumerate() {
-        let bound = |r: ResourceId| -> i64 { under.iter().flat_map(|&g| &inst.groups[g].bound).map(|&p| inst.pods[p].requests[r]).sum() };
+        let bound = |r: ResourceId| queues.bound_usage(inst, q, r);
         // Evictable requests of the subtree per unit column.
         let freed = |r: ResourceId| -> BTreeMap<usize, i64> {
             let mut m = BTreeMap::new();
@@ -331,9 +325,10 @@ pub fn guarantees_hold(cycle: &Cycle, a: &Assignment) -> bool {
     }
     queues.groups_under.iter().enumerate().all(|(q, under)| {
         queues.guaranteed[q].iter().all(|&(r, g)| {
-            let bound = || under.iter().flat_map(|&h| &inst.groups[h].bound).copied();
-            let before: i64 = bound().map(|p| inst.pods[p].requests[r]).sum();
-            let kept: i64 = bound().filter(|&p| !gone[p]).map(|p| inst.pods[p].requests[r]).sum();
+            let before = queues.bound_usage(inst, q, r);
+            let lost: i64 =
+                under.iter().flat_map(|&h| &inst.groups[h].bound).filter(|&&p| gone[p]).map(|&p| inst.pods[p].requests[r]).sum();
+            let kept = before - lost;
             let new: i64 = under.iter().flat_map(|&h| &a.pods[h]).map(|p| inst.tasks[p.task].requests[r]).sum();
             kept + new >= g.min(before)
         })
@@ -354,12 +349,7 @@ pub fn yunikorn_victim_ok(inst: &Instance, p: PodId) -> bool {
 pub fn yunikorn_preemptor_ok(inst: &Instance, g: GroupId) -> bool {
     let (Some(queues), Some(leaf)) = (&inst.queues, inst.groups[g].queue_id) else { return false };
     let requests = |r: ResourceId| inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].requests[r] > 0);
-    queues.tree.ancestors(leaf).any(|q| {
-        queues.guaranteed[q].iter().any(|&(r, gv)| {
-            let used: i64 = queues.groups_under[q].iter().flat_map(|&h| &inst.groups[h].bound).map(|&p| inst.pods[p].requests[r]).sum();
-            requests(r) && used < gv
-        })
-    })
+    queues.tree.ancestors(leaf).any(|q| queues.guaranteed[q].iter().any(|&(r, gv)| requests(r) && queues.bound_usage(inst, q, r) < gv))
 }
 
 /// YuniKorn rule 2: the deepest queue on the group's path with `preemption.policy: fence`.

@@ -29,7 +29,7 @@
 //! groups are treated as one PodSet (one domain for the whole group).
 
 use super::super::assemble::Assignment;
-use super::super::cycle::{Cycle, NodeState};
+use super::super::cycle::{pods_fitting, Cycle, NodeState};
 use super::super::greedy;
 use super::super::*;
 use super::*;
@@ -63,31 +63,10 @@ impl Solver for Kueue {
 
 /// Pods of task `t` that node state `st` holds alone.
 fn pods_fit(cycle: &Cycle, st: &NodeState, t: TaskId) -> i64 {
-    let inst = cycle.inst;
-    let task = &inst.tasks[t];
-    let mut best = i64::MAX;
-    for r in 0..inst.resources.len() {
-        let q = task.requests[r];
-        if q == 0 {
-            continue;
-        }
-        if inst.shared[r] {
-            let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
-            let devs = &st.devices[si];
-            let fit = if q < 1000 {
-                devs.iter().map(|&f| f.max(0) / q).sum::<i64>()
-            } else {
-                devs.iter().filter(|&&f| f == 1000).count() as i64 / (q / 1000)
-            };
-            best = best.min(fit);
-        } else {
-            best = best.min(st.free[r].max(0) / q);
-        }
-    }
-    if best == i64::MAX {
-        task.count.max(1)
-    } else {
-        best
+    let task = &cycle.inst.tasks[t];
+    match pods_fitting(cycle.inst, &cycle.shared_ids, &st.free, &st.devices, &task.requests) {
+        i64::MAX => task.count.max(1),
+        best => best,
     }
 }
 
