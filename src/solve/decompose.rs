@@ -34,6 +34,9 @@ use std::time::Instant;
 /// Above this many (task, node) columns the joint model is decomposed.
 pub const COLUMN_LIMIT: usize = 100_000;
 
+/// Domains per left-out group taken from the master's LP solution (see `Master`).
+pub const LP_DOMAINS: usize = 3;
+
 pub fn applies(cycle: &Cycle) -> bool {
     let cols: usize = cycle.pending.iter().flat_map(|&g| cycle.inst.groups[g].tasks.iter()).map(|&t| cycle.eligible[t].len()).sum();
     cycle.victims.is_empty() && cols > COLUMN_LIMIT
@@ -50,6 +53,9 @@ pub struct Master {
     pub bounds: Vec<(i64, i64)>,
     /// All levels proven (bounds are the master optimum, not just a dual bound).
     pub proven: bool,
+    /// Per group the hint leaves out at a level the master could not settle: the domains
+    /// its LP relaxation uses most (at most [`LP_DOMAINS`]), for the restricted model.
+    pub lp_domains: Vec<Vec<usize>>,
     pub columns: usize,
     pub rows: usize,
     pub millis: u64,
@@ -225,6 +231,11 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
     let mut best: Option<Vec<f64>> = None;
     let mut bounds = Vec::new();
     let mut proven = true;
+    // Every level so far settled without a branch-and-bound (whole, or the LP bound down
+    // to the hint's count): then the hint itself is an optimal master solution.
+    let mut by_hint = true;
+    let presolve = !super::tuning::get().presolve_off;
+    let mut lp_domains: Vec<Vec<(f64, usize)>> = vec![Vec::new(); inst.groups.len()];
     for &p in &levels {
         let coefs: Vec<(usize, f64)> = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == p).map(|&g| (y[g], 1.0)).collect();
         let pending = coefs.len() as i64;
@@ -241,9 +252,53 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
         // The hint is a real placement, so it satisfies every master row: its count at
         // this level is a valid floor (HiGHS gets no MIP start, see highs.rs).
         let floor = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == p && hint.is_placed(g)).count();
+        if floor as i64 == pending {
+            // The hint places the whole level: that is its optimum, no solve needed, and
+            // the levels below are bounded under "all of this level placed" (fixed).
+            for &(c, _) in &coefs {
+                mip.col_lower[c] = 1.0;
+            }
+            bounds.push((p, pending));
+            continue;
+        }
         mip.add_row(floor as f64 - 0.5, INF, coefs.clone());
-        let res = highs::solve(&mip, None, &MipParams { deadline, rel_gap: 0.0, abs_gap: 0.5, live: None });
+        let level_start = Instant::now();
+        // The LP relaxation first: on these models it is often already down to the hint's
+        // count, and then the hint is optimal for this level without a branch-and-bound
+        // (whose presolve alone took seconds at 4,096 nodes).
+        let relaxed = highs::relaxation(&mip, deadline);
+        let lp = relaxed.as_ref().map(|r| r.0);
+        if let Some((_, v)) = relaxed.as_ref().filter(|r| r.0 >= floor as f64 + 1.0) {
+            // The level is open: the domains the LP leans on for the groups the hint
+            // leaves out are where the restricted model should look for more.
+            for &(g, _, d, col) in &a {
+                if inst.groups[g].rank == p && !hint.is_placed(g) && v[col] > 1e-6 {
+                    lp_domains[g].push((v[col], d));
+                }
+            }
+        }
+        if super::tuning::get().debug {
+            eprintln!("master level {p}: floor {floor}/{pending}, LP bound {lp:?} in {} ms", level_start.elapsed().as_millis());
+        }
+        if lp.is_some_and(|b| b + 1e-6 < floor as f64 + 1.0) {
+            // Kept as the level's row (count >= floor): the levels below are bounded over
+            // every master solution that reaches it, not just the hint's set of groups.
+            bounds.push((p, floor as i64));
+            continue;
+        }
+        by_hint = false;
+        let res = highs::solve_detached(mip.clone(), MipParams { deadline, rel_gap: 0.0, abs_gap: 0.5, live: None }, presolve);
         mip.rows.pop();
+        if super::tuning::get().debug {
+            eprintln!(
+                "master level {p}: floor {floor}/{pending}, {:?} in {} ms, objective {}, dual bound {}, nodes {}",
+                res.status,
+                level_start.elapsed().as_millis(),
+                res.objective,
+                res.dual_bound,
+                res.nodes
+            );
+        }
         let found = (res.status == MipStatus::Optimal || res.status == MipStatus::Interrupted) && res.values.len() == mip.num_cols();
         if res.status == MipStatus::Optimal && found {
             let k = res.objective.round() as i64;
@@ -252,15 +307,19 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             mip.add_row(k as f64 - 0.5, INF, coefs);
         } else {
             proven = false;
-            let ub = if res.dual_bound.is_finite() { ((res.dual_bound + 1e-6).floor() as i64).min(pending) } else { pending };
+            let mut ub = if res.dual_bound.is_finite() { ((res.dual_bound + 1e-6).floor() as i64).min(pending) } else { pending };
+            if let Some(b) = lp {
+                ub = ub.min((b + 1e-6).floor() as i64);
+            }
             bounds.push((p, ub));
             if found {
                 best = Some(res.values.clone());
             }
         }
     }
-    // Tie-break: keep the hint's domains (and groups) where the levels allow it.
-    if proven {
+    // Tie-break: keep the hint's domains (and groups) where the levels allow it. Not
+    // needed when the hint itself is optimal (the restricted model keeps its domains).
+    if proven && !by_hint {
         for c in mip.col_cost.iter_mut() {
             *c = 0.0;
         }
@@ -275,7 +334,8 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             }
         }
         let tie_deadline = deadline.min(Instant::now() + std::time::Duration::from_millis(500));
-        let res = highs::solve(&mip, None, &MipParams { deadline: tie_deadline, rel_gap: 0.0, abs_gap: 0.5, live: None });
+        let res =
+            highs::solve_detached(mip.clone(), MipParams { deadline: tie_deadline, rel_gap: 0.0, abs_gap: 0.5, live: None }, presolve);
         if matches!(res.status, MipStatus::Optimal | MipStatus::Interrupted) && res.values.len() == mip.num_cols() {
             best = Some(res.values);
         }
@@ -285,6 +345,13 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
         domain: vec![None; inst.groups.len()],
         bounds,
         proven,
+        lp_domains: lp_domains
+            .into_iter()
+            .map(|mut v| {
+                v.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+                v.into_iter().take(LP_DOMAINS).map(|x| x.1).collect()
+            })
+            .collect(),
         columns: mip.num_cols(),
         rows: mip.rows.len(),
         millis: 0,
@@ -323,10 +390,11 @@ pub fn restrict(cycle: &Cycle, m: &Master, hint: &Assignment) -> Vec<Vec<NodeId>
             }
             continue;
         }
-        let doms: Vec<usize> = [m.placed[g].then_some(m.domain[g]).flatten(), hint.is_placed(g).then_some(hint.domain[g]).flatten()]
+        let mut doms: Vec<usize> = [m.placed[g].then_some(m.domain[g]).flatten(), hint.is_placed(g).then_some(hint.domain[g]).flatten()]
             .into_iter()
             .flatten()
             .collect();
+        doms.extend(m.lp_domains.get(g).into_iter().flatten().copied());
         for &t in &grp.tasks {
             eligible[t].retain(|&n| grp.required.is_some_and(|l| cycle.domain_of[l][n].is_some_and(|d| doms.contains(&d))));
         }
