@@ -279,6 +279,49 @@ podGroups:
     assert_eq!(d.stats["termsProven"], serde_json::json!([1, 2]));
 }
 
+/// How the master settles its levels. Three 3-pod gangs of 1 cpu, required rack, racks
+/// of 4, 4 and 2 cpu (r3 screened out): the LP relaxation allows 8/3 < 2 + 1 groups, so
+/// the greedy's 2 are proven by the LP alone. With racks of 5 and 5 the LP allows 10/3
+/// (a third of a gang in each rack's leftover 2 cpu), which does not settle it; the
+/// integer master does (one gang per rack: 3 + 3 > 5), and 2 is again the optimum. One
+/// level above that the greedy places in full needs no solve at all.
+#[test]
+fn decomposition_master_levels_settled_by_lp_or_branch_and_bound() {
+    let gangs = r#"
+  - {name: a, topology: {required: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
+  - {name: b, topology: {required: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
+  - {name: c, topology: {required: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
+"#;
+    let settled = |d: &Decision| -> Vec<String> {
+        d.stats["masterBound"].as_array().unwrap().iter().map(|b| b["settledBy"].as_str().unwrap().to_string()).collect()
+    };
+    let (_, d) = decomposed(&format!(
+        r#"
+topology: {{levels: [example.com/rack]}}
+nodes:
+  - {{name: r1-a, labels: {{example.com/rack: r1}}, allocatable: {{cpu: "4"}}}}
+  - {{name: r2-a, labels: {{example.com/rack: r2}}, allocatable: {{cpu: "4"}}}}
+  - {{name: r3-a, labels: {{example.com/rack: r3}}, allocatable: {{cpu: "2"}}}}
+podGroups:{gangs}"#
+    ));
+    assert_eq!(d.status, Status::Optimal, "{}", d.to_yaml());
+    assert_eq!(d.objective.placed_by_priority, rows(&[(0, 2, 3)]));
+    assert_eq!(settled(&d), ["LP relaxation"]);
+
+    let (_, d) = decomposed(&format!(
+        r#"
+topology: {{levels: [example.com/rack]}}
+nodes:
+  - {{name: r1-a, labels: {{example.com/rack: r1}}, allocatable: {{cpu: "5"}}}}
+  - {{name: r2-a, labels: {{example.com/rack: r2}}, allocatable: {{cpu: "5"}}}}
+podGroups:{gangs}  - {{name: top, priority: 9, tasks: [{{name: w, count: 1, requests: {{cpu: "1"}}}}]}}
+"#
+    ));
+    assert_eq!(d.status, Status::Optimal, "{}", d.to_yaml());
+    assert_eq!(d.objective.placed_by_priority, rows(&[(9, 1, 1), (0, 2, 3)]));
+    assert_eq!(settled(&d), ["hint places all", "branch-and-bound"]);
+}
+
 /// A generated 512-node topology instance through the decomposition: valid, never fewer
 /// groups than first-fit decreasing, never more than the master bound per level.
 #[test]

@@ -51,6 +51,8 @@ pub struct Master {
     /// Per term-1 level (highest first): (rank, i.e. the priority without queues; upper
     /// bound on groups placed).
     pub bounds: Vec<(i64, i64)>,
+    /// Per level, how its bound was obtained (reported in the decision's stats).
+    pub settled: Vec<&'static str>,
     /// All levels proven (bounds are the master optimum, not just a dual bound).
     pub proven: bool,
     /// Per group the hint leaves out at a level the master could not settle: the domains
@@ -230,6 +232,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
     levels.dedup();
     let mut best: Option<Vec<f64>> = None;
     let mut bounds = Vec::new();
+    let mut settled = Vec::new();
     let mut proven = true;
     // Every level so far settled without a branch-and-bound (whole, or the LP bound down
     // to the hint's count): then the hint itself is an optimal master solution.
@@ -241,6 +244,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
         let pending = coefs.len() as i64;
         if !proven {
             bounds.push((p, pending));
+            settled.push("below an open level");
             continue;
         }
         for c in mip.col_cost.iter_mut() {
@@ -259,6 +263,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
                 mip.col_lower[c] = 1.0;
             }
             bounds.push((p, pending));
+            settled.push("hint places all");
             continue;
         }
         mip.add_row(floor as f64 - 0.5, INF, coefs.clone());
@@ -284,6 +289,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             // Kept as the level's row (count >= floor): the levels below are bounded over
             // every master solution that reaches it, not just the hint's set of groups.
             bounds.push((p, floor as i64));
+            settled.push("LP relaxation");
             continue;
         }
         by_hint = false;
@@ -303,6 +309,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
         if res.status == MipStatus::Optimal && found {
             let k = res.objective.round() as i64;
             bounds.push((p, k));
+            settled.push("branch-and-bound");
             best = Some(res.values.clone());
             mip.add_row(k as f64 - 0.5, INF, coefs);
         } else {
@@ -312,6 +319,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
                 ub = ub.min((b + 1e-6).floor() as i64);
             }
             bounds.push((p, ub));
+            settled.push("open (dual bound)");
             if found {
                 best = Some(res.values.clone());
             }
@@ -344,6 +352,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
         placed: vec![false; inst.groups.len()],
         domain: vec![None; inst.groups.len()],
         bounds,
+        settled,
         proven,
         lp_domains: lp_domains
             .into_iter()

@@ -236,7 +236,12 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         d.stats.insert("masterProven".into(), m.proven.into());
         d.stats.insert(
             "masterBound".into(),
-            m.bounds.iter().map(|b| serde_json::json!({"priority": b.0, "placed": b.1})).collect::<Vec<_>>().into(),
+            m.bounds
+                .iter()
+                .zip(&m.settled)
+                .map(|(b, how)| serde_json::json!({"priority": b.0, "placed": b.1, "settledBy": how}))
+                .collect::<Vec<_>>()
+                .into(),
         );
     }
     d.stats.insert("mipNodes".into(), p.nodes.into());
