@@ -122,7 +122,7 @@ pub fn term1_bound(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Instant)
         all.push((yc, -(inst.min_new_pods(g) as f64)));
         mip.add_row(0.0, INF, all);
     }
-    let res = highs::solve(&mip, None, &MipParams { deadline, rel_gap: 0.0, abs_gap: 0.5, live: None });
+    let res = highs::solve(&mip, None, &MipParams::until(deadline, 0.0, 0.5));
     // Integer weights: the bound rounds down to an integer (with a little slack for
     // floating point, never below a true optimum).
     match res.status {

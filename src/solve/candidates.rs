@@ -252,7 +252,7 @@ fn exact_alone(cycle: &Cycle, g: GroupId, l: usize, d: usize, deadline: Instant)
     for &(c, _) in &coefs {
         mip.col_lower[c] = 1.0;
     }
-    let res = highs::solve(&mip, None, &MipParams { deadline, rel_gap: 0.0, abs_gap: 0.5, live: None });
+    let res = highs::solve(&mip, None, &MipParams::until(deadline, 0.0, 0.5));
     match res.status {
         MipStatus::Infeasible => Some(false),
         MipStatus::Optimal | MipStatus::Interrupted if model.verified(&res.values).is_some() => Some(true),

@@ -293,7 +293,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             continue;
         }
         by_hint = false;
-        let res = highs::solve_detached(mip.clone(), MipParams { deadline, rel_gap: 0.0, abs_gap: 0.5, live: None }, presolve);
+        let res = highs::solve_detached(mip.clone(), MipParams::until(deadline, 0.0, 0.5), presolve);
         mip.rows.pop();
         if super::tuning::get().debug {
             eprintln!(
@@ -342,8 +342,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             }
         }
         let tie_deadline = deadline.min(Instant::now() + std::time::Duration::from_millis(500));
-        let res =
-            highs::solve_detached(mip.clone(), MipParams { deadline: tie_deadline, rel_gap: 0.0, abs_gap: 0.5, live: None }, presolve);
+        let res = highs::solve_detached(mip.clone(), MipParams::until(tie_deadline, 0.0, 0.5), presolve);
         if matches!(res.status, MipStatus::Optimal | MipStatus::Interrupted) && res.values.len() == mip.num_cols() {
             best = Some(res.values);
         }

@@ -370,12 +370,15 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             let spent = Instant::now().saturating_duration_since(started);
             deadline.min(Instant::now() + (spent / 4).clamp(std::time::Duration::from_millis(200), std::time::Duration::from_secs(1)))
         };
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let params = MipParams {
             deadline: tier_deadline,
             rel_gap: if tier.exact { rel_gap } else { 1e-3 },
             // Objectives are integer-valued: a bound within 1 of the incumbent proves it.
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
             live: Some(Arc::clone(&live)),
+            stop: Some(Arc::clone(&stop)),
+            max_nodes: None,
         };
         // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a
         // row instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself
@@ -393,7 +396,26 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
                 tier_mip_extra = Some(mip.rows.len() - 1);
             }
         }
-        let res = highs::solve(&mip, incumbent.as_deref(), &params);
+        // Large models: a neighbourhood search on the second core looks for a better
+        // incumbent meanwhile (lns.rs), and stops HiGHS once it meets HiGHS's bound.
+        // Not on the first exact tier: there HiGHS finds good solutions itself, and on
+        // flat-1024 a search beside it cost HiGHS more than it found.
+        let lns_start = incumbent
+            .as_deref()
+            .filter(|_| tier.exact && exact_done > 0 && mip.num_cols() >= super::lns::MIN_COLUMNS && !super::tuning::get().no_lns);
+        let (res, lns_best) = std::thread::scope(|s| {
+            let search = lns_start.map(|start| {
+                let (mip, stop, live) = (&mip, &stop, &live);
+                s.spawn(move || {
+                    super::lns::search(model, mip, tier, start, super::lns::Until { deadline, stop, live }, &mut |v| {
+                        progress.lock().unwrap().values = Some(v.to_vec());
+                    })
+                })
+            });
+            let res = highs::solve(&mip, incumbent.as_deref(), &params);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            (res, search.and_then(|h| h.join().ok().flatten()))
+        });
         if let Some(i) = tier_mip_extra {
             mip.rows.remove(i);
         }
@@ -407,6 +429,13 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         };
         if improved {
             incumbent = verified;
+        }
+        // The search's best, if strictly better (HiGHS's own answer wins ties, so a tier
+        // HiGHS proves ends with the same solution with or without the search).
+        if let Some(l) = lns_best {
+            if incumbent.as_ref().is_none_or(|inc| tier_value(&tier.coefs, &l) > tier_value(&tier.coefs, inc) + 0.5) {
+                incumbent = Some(l);
+            }
         }
         // No incumbent keeps evictions it does not need (term 2 would only get better).
         if let Some(v) = incumbent.as_mut() {

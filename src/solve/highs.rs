@@ -157,6 +157,18 @@ pub struct MipParams {
     /// Updated while HiGHS runs with its current dual bound, so a caller that stops
     /// waiting at the deadline still knows what was proven.
     pub live: Option<std::sync::Arc<LiveBound>>,
+    /// Set by another thread to interrupt the solve (checked with the deadline).
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Branch-and-bound node limit (`mip_max_nodes`): a work limit that, unlike a time
+    /// limit, gives the same answer on every run.
+    pub max_nodes: Option<i64>,
+}
+
+impl MipParams {
+    /// To `deadline`, within the given gaps, nothing else.
+    pub fn until(deadline: Instant, rel_gap: f64, abs_gap: f64) -> MipParams {
+        MipParams { deadline, rel_gap, abs_gap, live: None, stop: None, max_nodes: None }
+    }
 }
 
 /// The latest MIP dual bound seen in the callback (f64 bits; NaN = none yet).
@@ -181,6 +193,7 @@ impl LiveBound {
 struct CallbackState {
     deadline: Instant,
     live: Option<std::sync::Arc<LiveBound>>,
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 struct Guard(*mut c_void);
@@ -213,7 +226,8 @@ extern "C" fn interrupt_cb(
             }
         }
     }
-    if Instant::now() >= state.deadline && !data_in.is_null() {
+    let stopped = state.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    if (stopped || Instant::now() >= state.deadline) && !data_in.is_null() {
         unsafe { (*data_in).user_interrupt = 1 };
     }
 }
@@ -260,7 +274,7 @@ fn info_i64(h: *mut c_void, name: &str) -> i64 {
 pub fn relaxation(mip: &Mip, deadline: Instant) -> Option<(f64, Vec<f64>)> {
     let mut lp = mip.clone();
     lp.col_integer.iter_mut().for_each(|i| *i = false);
-    let res = solve_detached(lp, MipParams { deadline, rel_gap: 0.0, abs_gap: 0.0, live: None }, false);
+    let res = solve_detached(lp, MipParams::until(deadline, 0.0, 0.0), false);
     (res.status == MipStatus::Optimal && res.objective.is_finite() && res.values.len() == mip.num_cols())
         .then_some((res.objective, res.values))
 }
@@ -323,7 +337,7 @@ fn solve_with(mip: &Mip, start: Option<&[f64]>, params: &MipParams, presolve: bo
     let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
-    let state = CallbackState { deadline: params.deadline, live: params.live.clone() };
+    let state = CallbackState { deadline: params.deadline, live: params.live.clone(), stop: params.stop.clone() };
     unsafe {
         let h = Guard(Highs_create());
         set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);
@@ -333,6 +347,9 @@ fn solve_with(mip: &Mip, start: Option<&[f64]>, params: &MipParams, presolve: bo
         set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
         set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
         set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);
+        if let Some(n) = params.max_nodes {
+            set_opt_int(h.0, "mip_max_nodes", n);
+        }
         if let Some(v) = super::tuning::get().heuristic_effort {
             set_opt_f64(h.0, "mip_heuristic_effort", v);
         }

@@ -481,6 +481,24 @@ impl CycleModel {
     }
 
     /// Column values of an assignment (the warm start).
+    /// The node each column is about: `x` and the device columns of a node; `None` for
+    /// group, domain and victim columns.
+    pub fn column_nodes(&self) -> Vec<Option<NodeId>> {
+        let mut out = vec![None; self.mip.num_cols()];
+        for (&(_, n), &c) in &self.x {
+            out[c] = Some(n);
+        }
+        for b in &self.blocks {
+            for &(_, _, c) in &b.z {
+                out[c] = Some(b.node);
+            }
+            for &(_, c) in &b.w {
+                out[c] = Some(b.node);
+            }
+        }
+        out
+    }
+
     pub fn values_of(&self, cycle: &Cycle, a: &Assignment) -> Vec<f64> {
         let inst = cycle.inst;
         let mut v = vec![0.0; self.mip.num_cols()];

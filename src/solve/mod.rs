@@ -77,6 +77,7 @@ mod greedy;
 mod heuristics;
 mod highs;
 mod k8s_preempt;
+mod lns;
 mod milp;
 mod quota;
 mod repair;

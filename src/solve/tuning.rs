@@ -31,6 +31,8 @@ pub struct Tuning {
     pub debug: bool,
     /// `TESSERA_MAG=x`: tier merge limit.
     pub magnitude: Option<f64>,
+    /// `TESSERA_NO_LNS`: no neighbourhood search beside HiGHS (lns.rs).
+    pub no_lns: bool,
 }
 
 pub fn get() -> &'static Tuning {
@@ -51,6 +53,7 @@ pub fn get() -> &'static Tuning {
             },
             debug: on("TESSERA_DEBUG"),
             magnitude: num("TESSERA_MAG"),
+            no_lns: on("TESSERA_NO_LNS"),
         }
     })
 }
