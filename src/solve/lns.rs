@@ -5,8 +5,9 @@
 //! must rediscover everything the earlier tiers fixed. Measured on `flat-256` seed 2: the
 //! elastic-pods tier ended at 6 038 against a bound of 7 820 after 10 s, although 7 819 is
 //! reachable. This search frees the columns of a few nodes at a time, keeps every other
-//! node's pods where they are, and has HiGHS re-pack that small sub-model (presolve drops
-//! the fixed columns) with a row that asks for a strictly better tier value.
+//! node's pods where they are, and has HiGHS re-pack that small sub-model (built over the
+//! free columns only, see [`sub_model`]) with a row that asks for a strictly better tier
+//! value.
 //!
 //! Every solution it keeps passes [`verify_rows`] on the tier's own model, whose rows
 //! hold the earlier tiers at their optimum: it is a valid placement and never worse in
