@@ -237,7 +237,6 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
     // Every level so far settled without a branch-and-bound (whole, or the LP bound down
     // to the hint's count): then the hint itself is an optimal master solution.
     let mut by_hint = true;
-    let presolve = !super::tuning::get().presolve_off;
     let mut lp_domains: Vec<Vec<(f64, usize)>> = vec![Vec::new(); inst.groups.len()];
     for &p in &levels {
         let coefs: Vec<(usize, f64)> = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == p).map(|&g| (y[g], 1.0)).collect();
@@ -293,7 +292,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             continue;
         }
         by_hint = false;
-        let res = highs::solve_detached(mip.clone(), MipParams::until(deadline, 0.0, 0.5), presolve);
+        let res = highs::solve_detached(mip.clone(), MipParams::until(deadline, 0.0, 0.5));
         mip.rows.pop();
         if super::tuning::get().debug {
             eprintln!(
@@ -342,7 +341,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             }
         }
         let tie_deadline = deadline.min(Instant::now() + std::time::Duration::from_millis(500));
-        let res = highs::solve_detached(mip.clone(), MipParams::until(tie_deadline, 0.0, 0.5), presolve);
+        let res = highs::solve_detached(mip.clone(), MipParams::until(tie_deadline, 0.0, 0.5));
         if matches!(res.status, MipStatus::Optimal | MipStatus::Interrupted) && res.values.len() == mip.num_cols() {
             best = Some(res.values);
         }

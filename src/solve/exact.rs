@@ -378,7 +378,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
             live: Some(Arc::clone(&live)),
             stop: Some(Arc::clone(&stop)),
-            max_nodes: None,
+            ..MipParams::until(tier_deadline, 0.0, 0.0)
         };
         // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a
         // row instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself

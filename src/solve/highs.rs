@@ -162,12 +162,14 @@ pub struct MipParams {
     /// Branch-and-bound node limit (`mip_max_nodes`): a work limit that, unlike a time
     /// limit, gives the same answer on every run.
     pub max_nodes: Option<i64>,
+    /// HiGHS presolve (on unless `TESSERA_PRESOLVE_OFF`).
+    pub presolve: bool,
 }
 
 impl MipParams {
     /// To `deadline`, within the given gaps, nothing else.
     pub fn until(deadline: Instant, rel_gap: f64, abs_gap: f64) -> MipParams {
-        MipParams { deadline, rel_gap, abs_gap, live: None, stop: None, max_nodes: None }
+        MipParams { deadline, rel_gap, abs_gap, live: None, stop: None, max_nodes: None, presolve: !super::tuning::get().presolve_off }
     }
 }
 
@@ -274,7 +276,7 @@ fn info_i64(h: *mut c_void, name: &str) -> i64 {
 pub fn relaxation(mip: &Mip, deadline: Instant) -> Option<(f64, Vec<f64>)> {
     let mut lp = mip.clone();
     lp.col_integer.iter_mut().for_each(|i| *i = false);
-    let res = solve_detached(lp, MipParams::until(deadline, 0.0, 0.0), false);
+    let res = solve_detached(lp, MipParams { presolve: false, ..MipParams::until(deadline, 0.0, 0.0) });
     (res.status == MipStatus::Optimal && res.objective.is_finite() && res.values.len() == mip.num_cols())
         .then_some((res.objective, res.values))
 }
@@ -283,11 +285,11 @@ pub fn relaxation(mip: &Mip, deadline: Instant) -> Option<(f64, Vec<f64>)> {
 /// and then abandoned (it stops at its next interrupt poll). For callers on the request's
 /// own thread: HiGHS's presolve does not poll the interrupt, and took seconds at 4,096
 /// nodes, so a solve started late could otherwise overrun the caller's hard deadline.
-pub fn solve_detached(mip: Mip, params: MipParams, presolve: bool) -> MipResult {
+pub fn solve_detached(mip: Mip, params: MipParams) -> MipResult {
     let wait_until = params.deadline + std::time::Duration::from_millis(50);
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new().name("tessera-highs".into()).spawn(move || {
-        let _ = tx.send(solve_with(&mip, None, &params, presolve));
+        let _ = tx.send(solve(&mip, None, &params));
     });
     let none = MipResult { status: MipStatus::NoSolution, values: Vec::new(), objective: f64::NAN, dual_bound: f64::NAN, nodes: 0 };
     if spawned.is_err() {
@@ -299,10 +301,6 @@ pub fn solve_detached(mip: Mip, params: MipParams, presolve: bool) -> MipResult 
 /// Solves `mip` (maximize), starting from `start` when given, returning by `deadline`
 /// (give or take the time HiGHS takes to notice the interrupt).
 pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult {
-    solve_with(mip, start, params, !super::tuning::get().presolve_off)
-}
-
-fn solve_with(mip: &Mip, start: Option<&[f64]>, params: &MipParams, presolve: bool) -> MipResult {
     let n = mip.num_cols();
     let fail = |status| MipResult {
         status,
@@ -343,7 +341,7 @@ fn solve_with(mip: &Mip, start: Option<&[f64]>, params: &MipParams, presolve: bo
         set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);
         set_opt_int(h.0, "threads", 1);
         set_opt_int(h.0, "random_seed", 0);
-        set_opt_str(h.0, "presolve", if presolve { "on" } else { "off" });
+        set_opt_str(h.0, "presolve", if params.presolve { "on" } else { "off" });
         set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
         set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
         set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);

@@ -480,7 +480,6 @@ impl CycleModel {
             .collect()
     }
 
-    /// Column values of an assignment (the warm start).
     /// The node each column is about: `x` and the device columns of a node; `None` for
     /// group, domain and victim columns.
     pub fn column_nodes(&self) -> Vec<Option<NodeId>> {
@@ -499,6 +498,7 @@ impl CycleModel {
         out
     }
 
+    /// Column values of an assignment (the warm start).
     pub fn values_of(&self, cycle: &Cycle, a: &Assignment) -> Vec<f64> {
         let inst = cycle.inst;
         let mut v = vec![0.0; self.mip.num_cols()];
