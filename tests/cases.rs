@@ -1031,6 +1031,41 @@ podGroups:
     assert_eq!(small, want);
 }
 
+/// Shares of 500m and 250m beside a whole-device request, on devices that are partly used.
+/// The sizes divide one another, so the MILP writes one pooled row per size instead of
+/// per-device columns (models/cycle.md 4.8); this pins the rows that matter.
+/// n1 has 3 GPUs: device 0 is free, devices 1 and 2 each hold a bound 250m pod (750m free).
+/// Gang job: w (1 GPU) x1, h (500m) x3 with minCount 2, q (250m) x2 with minCount 0.
+/// w needs a completely free device: device 0 only. Devices 1 and 2 take one 500m each
+/// (2 x 500 > 750), so h gets 2 pods, although the 1,500m free on them would hold 3 by
+/// sum. Each keeps 250m: q gets 2 pods. New pods 1 + 2 + 2 = 5, minimum 1 + 2 + 0 = 3.
+/// Objective: [0: 1/1], extraPods 2. Forced: w on [0]; h and q on [1] and [2].
+#[test]
+fn pooled_shares_round_per_size() {
+    let (_, d) = exact(
+        r#"
+sharedDevices: [nvidia.com/gpu]
+nodes:
+  - {name: n1, allocatable: {cpu: "16", nvidia.com/gpu: 3}}
+podGroups:
+  - name: job
+    tasks:
+      - {name: w, count: 1, requests: {nvidia.com/gpu: 1}}
+      - {name: h, count: 3, minCount: 2, requests: {nvidia.com/gpu: 500m}}
+      - {name: q, count: 2, minCount: 0, requests: {nvidia.com/gpu: 250m}}
+pods:
+  - {name: old-1, node: n1, requests: {nvidia.com/gpu: 250m}, deviceIds: {nvidia.com/gpu: [1]}}
+  - {name: old-2, node: n1, requests: {nvidia.com/gpu: 250m}, deviceIds: {nvidia.com/gpu: [2]}}
+"#,
+        &[(0, 1, 1)],
+        2,
+    );
+    let on = |ids: &[usize]| ids.iter().map(|&i| ("n1".to_string(), vec![i])).collect::<Vec<_>>();
+    assert_eq!(devices(&d, "job", "w", "nvidia.com/gpu"), on(&[0]));
+    assert_eq!(devices(&d, "job", "h", "nvidia.com/gpu"), on(&[1, 2]));
+    assert_eq!(devices(&d, "job", "q", "nvidia.com/gpu"), on(&[1, 2]));
+}
+
 /// A basic group with required topology: all its pods in one rack.
 /// 4 pods of 1 cpu. r1: r1-a 3 cpu -> 3 pods. r2: r2-a 1 + r2-b 1 -> 2 pods.
 /// Best: r1 with 3 pods -> extraPods = 3 - 1 = 2 (r2 would give only 1).

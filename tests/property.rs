@@ -165,7 +165,9 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
                 requests.insert("memory".to_string(), q(rng.pick(&["256Mi", "512Mi", "1Gi"])));
             }
             if use_gpu && rng.pct(50) {
-                requests.insert(GPU.to_string(), q(rng.pick(&["250m", "500m", "1", "2"])));
+                // 300m does not divide 500m: such nodes keep per-device columns in the MILP
+                // (250m/500m/whole alone are pooled), so both device models meet the reference.
+                requests.insert(GPU.to_string(), q(rng.pick(&["250m", "500m", "1", "2", "300m", "300m"])));
             }
             let mut node_selector = BTreeMap::new();
             if rng.pct(15) {
@@ -402,6 +404,8 @@ struct Coverage {
     gpu_requests: usize,
     fractional_gpu: usize,
     integral_gpu: usize,
+    /// Instances whose fractional GPU sizes do not divide one another (device block path).
+    undivided_fractions: usize,
     rack_required: usize,
     host_required: usize,
     slices: usize,
@@ -439,6 +443,12 @@ fn reference_on_generated_instances_is_fast_and_covers_features() {
         let pending: i64 = inst.tasks.iter().map(|t| t.count).sum();
         assert!(pending <= MAX_PENDING && inst.nodes.len() <= 3, "seed {seed}: instance too large");
         let gpu = inst.resource_id(GPU);
+        if let Some(g) = gpu {
+            let mut sizes: Vec<i64> = inst.tasks.iter().map(|t| t.requests[g]).filter(|&q| q > 0 && q < 1000).collect();
+            sizes.sort_unstable();
+            sizes.dedup();
+            cov.undivided_fractions += sizes.windows(2).any(|w| w[1] % w[0] != 0) as usize;
+        }
         for t in &inst.tasks {
             if let Some(g) = gpu {
                 if t.requests[g] > 0 {
@@ -494,6 +504,7 @@ fn reference_on_generated_instances_is_fast_and_covers_features() {
         for (name, v) in [
             ("fractional gpu", cov.fractional_gpu),
             ("integral gpu", cov.integral_gpu),
+            ("fractional sizes that do not divide", cov.undivided_fractions),
             ("rack required", cov.rack_required),
             ("host required", cov.host_required),
             ("slices", cov.slices),

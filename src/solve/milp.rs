@@ -62,6 +62,9 @@ pub struct CycleModel {
     /// Per group: (domain, col) used at its preferred level.
     used: Vec<Vec<(usize, usize)>>,
     blocks: Vec<DeviceBlock>,
+    /// (node, shared resource, its index in `Cycle::shared_ids`) written as pooled rows:
+    /// devices are handed out when the decision is read back.
+    pooled: Vec<(NodeId, ResourceId, usize)>,
     /// Per victim unit: its eviction column.
     e_col: Vec<Option<usize>>,
     /// maxapplications: (column "group stopped running", eviction columns it needs).
@@ -92,6 +95,7 @@ impl CycleModel {
         let mut used = vec![Vec::new(); inst.groups.len()];
         let mut slices = Vec::new();
         let mut blocks = Vec::new();
+        let mut pooled = Vec::new();
 
         for &g in &cycle.pending {
             let grp = &inst.groups[g];
@@ -287,6 +291,27 @@ impl CycleModel {
                     }
                     continue;
                 }
+                // Request sizes that divide one another (250m | 500m | one device): the
+                // device packing is decided by per-size totals alone (models/cycle.md 4.8,
+                // "Pooled rows"), so no per-device column is needed.
+                let sizes = frac.iter().map(|&(t, _)| inst.tasks[t].requests[r]).chain((!whole.is_empty()).then_some(1000));
+                let poolable = dev_freed.iter().all(|v| v.is_empty()) && !super::tuning::get().no_pool;
+                if let Some(chain) = poolable.then(|| divisible_chain(sizes)).flatten() {
+                    for s in chain {
+                        let e: Vec<(usize, f64)> = frac
+                            .iter()
+                            .filter(|&&(t, _)| inst.tasks[t].requests[r] >= s)
+                            .map(|&(t, c)| (c, (inst.tasks[t].requests[r] / s) as f64))
+                            .chain(whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / s) as f64)))
+                            .collect();
+                        let rhs: i64 = devs.iter().map(|&f| f / s).sum();
+                        if e.iter().map(|&(c, k)| k * mip.col_upper[c]).sum::<f64>() > rhs as f64 {
+                            mip.add_row(-INF, rhs as f64, e);
+                        }
+                    }
+                    pooled.push((n, r, si));
+                    continue;
+                }
                 let mut block = DeviceBlock { node: n, resource: r, ..Default::default() };
                 let mut per_task: HashMap<TaskId, Vec<(usize, f64)>> = HashMap::new();
                 let mut prev_w: Option<usize> = None;
@@ -421,7 +446,7 @@ impl CycleModel {
         if !pack.is_empty() {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, e_col, gone }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, gone }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -606,6 +631,29 @@ impl CycleModel {
             }
             whole_pool.insert((b.node, b.resource), b.w.iter().filter(|&&(_, c)| val(c) == 1).map(|&(d, _)| d).collect());
         }
+        // Pooled nodes: largest requests first, whole devices from the completely free
+        // ones, each fractional pod on the fullest device it fits (any fitting device
+        // works, by the argument in models/cycle.md 4.8; fullest keeps devices whole).
+        let mut pooled_slots: HashMap<(TaskId, NodeId, ResourceId), Vec<Vec<usize>>> = HashMap::new();
+        for &(n, r, si) in &self.pooled {
+            let mut pods: Vec<(i64, TaskId, i64)> =
+                self.x.iter().filter(|(&(t, nn), _)| nn == n && inst.tasks[t].requests[r] > 0).map(|(&(t, _), &c)| (inst.tasks[t].requests[r], t, val(c))).collect();
+            pods.sort_by_key(|&(q, t, _)| (std::cmp::Reverse(q), t));
+            let mut left = cycle.nodes[n].devices[si].clone();
+            for (q, t, k) in pods {
+                for _ in 0..k {
+                    let ids: Vec<usize> = if q >= 1000 {
+                        (0..left.len()).filter(|&d| left[d] == 1000).take((q / 1000) as usize).collect()
+                    } else {
+                        (0..left.len()).filter(|&d| left[d] >= q).min_by_key(|&d| (left[d], d)).into_iter().collect()
+                    };
+                    for &d in &ids {
+                        left[d] -= q.min(1000);
+                    }
+                    pooled_slots.entry((t, n, r)).or_default().push(ids);
+                }
+            }
+        }
         for (&(t, n), &c) in &self.x {
             let g = inst.tasks[t].group;
             for _ in 0..val(c) {
@@ -615,7 +663,9 @@ impl CycleModel {
                     if q == 0 {
                         continue;
                     }
-                    if q < 1000 {
+                    if let Some(slots) = pooled_slots.get_mut(&(t, n, r)) {
+                        devices.insert(r, slots.pop().expect("one device list per pooled pod"));
+                    } else if q < 1000 {
                         let slot = frac_slots.get_mut(&(t, n, r)).and_then(|s| s.pop());
                         // Without a block only whole requests exist on this node.
                         devices.insert(r, vec![slot.expect("z columns cover fractional pods")]);
@@ -789,6 +839,14 @@ pub fn tier_value(coefs: &[(usize, f64)], v: &[f64]) -> f64 {
     coefs.iter().map(|&(c, a)| a * v[c]).sum()
 }
 
+/// The distinct sizes in ascending order if each divides the next, else `None`.
+fn divisible_chain(sizes: impl Iterator<Item = i64>) -> Option<Vec<i64>> {
+    let mut s: Vec<i64> = sizes.collect();
+    s.sort_unstable();
+    s.dedup();
+    s.windows(2).all(|w| w[1] % w[0] == 0).then_some(s)
+}
+
 fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {
         a.abs()
@@ -819,4 +877,34 @@ pub(super) fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
         mip.exact_rows.push((e.iter().map(|&(c, q)| (c, q / g)).collect(), cap.div_euclid(g)));
     }
     mip.add_row(-INF, rhs, entries);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(sizes: &[&str]) -> (usize, usize) {
+        let mut yaml = String::from(
+            "sharedDevices: [nvidia.com/gpu]\nnodes:\n  - {name: n1, allocatable: {cpu: \"64\", nvidia.com/gpu: 4}}\npodGroups:\n",
+        );
+        for (i, s) in sizes.iter().enumerate() {
+            yaml.push_str(&format!("  - {{name: g{i}, policy: basic, tasks: [{{name: t, count: 8, requests: {{nvidia.com/gpu: {s}}}}}]}}\n"));
+        }
+        yaml.push_str("pods:\n  - {name: old, node: n1, requests: {nvidia.com/gpu: 250m}, deviceIds: {nvidia.com/gpu: [2]}}\n");
+        let inst = Instance::from_text(&yaml).unwrap();
+        let m = CycleModel::build(&Cycle::new(&inst));
+        (m.pooled.len(), m.blocks.len())
+    }
+
+    /// Sizes that divide one another (with a whole device) are pooled; 300m beside 500m
+    /// is not, and keeps the per-device block.
+    #[test]
+    fn divisible_sizes_are_pooled_and_others_get_device_columns() {
+        assert_eq!(model(&["250m", "500m", "1"]), (1, 0));
+        assert_eq!(model(&["250m", "2"]), (1, 0));
+        assert_eq!(model(&["300m", "500m"]), (0, 1));
+        assert_eq!(model(&["300m", "1"]), (0, 1));
+        assert_eq!(divisible_chain([500, 250, 1000, 250].into_iter()), Some(vec![250, 500, 1000]));
+        assert_eq!(divisible_chain([200, 500].into_iter()), None);
+    }
 }

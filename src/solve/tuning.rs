@@ -33,6 +33,8 @@ pub struct Tuning {
     pub magnitude: Option<f64>,
     /// `TESSERA_NO_LNS`: no neighbourhood search beside HiGHS (lns.rs).
     pub no_lns: bool,
+    /// `TESSERA_NO_POOL`: per-device columns even where pooled rows are exact (milp.rs).
+    pub no_pool: bool,
 }
 
 pub fn get() -> &'static Tuning {
@@ -54,6 +56,7 @@ pub fn get() -> &'static Tuning {
             debug: on("TESSERA_DEBUG"),
             magnitude: num("TESSERA_MAG"),
             no_lns: on("TESSERA_NO_LNS"),
+            no_pool: on("TESSERA_NO_POOL"),
         }
     })
 }
