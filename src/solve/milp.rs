@@ -635,9 +635,18 @@ impl CycleModel {
         // ones, each fractional pod on the fullest device it fits (any fitting device
         // works, by the argument in models/cycle.md 4.8; fullest keeps devices whole).
         let mut pooled_slots: HashMap<(TaskId, NodeId, ResourceId), Vec<Vec<usize>>> = HashMap::new();
+        let mut placed_on: HashMap<NodeId, Vec<(TaskId, i64)>> = self.pooled.iter().map(|&(n, _, _)| (n, Vec::new())).collect();
+        for (&(t, n), &c) in &self.x {
+            if let Some(list) = placed_on.get_mut(&n).filter(|_| val(c) > 0) {
+                list.push((t, val(c)));
+            }
+        }
         for &(n, r, si) in &self.pooled {
-            let mut pods: Vec<(i64, TaskId, i64)> =
-                self.x.iter().filter(|(&(t, nn), _)| nn == n && inst.tasks[t].requests[r] > 0).map(|(&(t, _), &c)| (inst.tasks[t].requests[r], t, val(c))).collect();
+            let mut pods: Vec<(i64, TaskId, i64)> = placed_on[&n]
+                .iter()
+                .filter(|&&(t, _)| inst.tasks[t].requests[r] > 0)
+                .map(|&(t, k)| (inst.tasks[t].requests[r], t, k))
+                .collect();
             pods.sort_by_key(|&(q, t, _)| (std::cmp::Reverse(q), t));
             let mut left = cycle.nodes[n].devices[si].clone();
             for (q, t, k) in pods {
@@ -888,7 +897,9 @@ mod tests {
             "sharedDevices: [nvidia.com/gpu]\nnodes:\n  - {name: n1, allocatable: {cpu: \"64\", nvidia.com/gpu: 4}}\npodGroups:\n",
         );
         for (i, s) in sizes.iter().enumerate() {
-            yaml.push_str(&format!("  - {{name: g{i}, policy: basic, tasks: [{{name: t, count: 8, requests: {{nvidia.com/gpu: {s}}}}}]}}\n"));
+            yaml.push_str(&format!(
+                "  - {{name: g{i}, policy: basic, tasks: [{{name: t, count: 8, requests: {{nvidia.com/gpu: {s}}}}}]}}\n"
+            ));
         }
         yaml.push_str("pods:\n  - {name: old, node: n1, requests: {nvidia.com/gpu: 250m}, deviceIds: {nvidia.com/gpu: [2]}}\n");
         let inst = Instance::from_text(&yaml).unwrap();
