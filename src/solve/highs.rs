@@ -351,6 +351,11 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         if let Some(v) = super::tuning::get().heuristic_effort {
             set_opt_f64(h.0, "mip_heuristic_effort", v);
         }
+        for (name, value) in &super::tuning::get().highs_options {
+            if let (Ok(n), Ok(v)) = (CString::new(name.as_str()), CString::new(value.as_str())) {
+                Highs_setOptionValue(h.0, n.as_ptr(), v.as_ptr());
+            }
+        }
         let status = Highs_passMip(
             h.0,
             n as HighsInt,

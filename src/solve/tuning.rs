@@ -35,6 +35,8 @@ pub struct Tuning {
     pub no_lns: bool,
     /// `TESSERA_NO_POOL`: per-device columns even where pooled rows are exact (milp.rs).
     pub no_pool: bool,
+    /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
+    pub highs_options: Vec<(String, String)>,
 }
 
 pub fn get() -> &'static Tuning {
@@ -57,6 +59,12 @@ pub fn get() -> &'static Tuning {
             magnitude: num("TESSERA_MAG"),
             no_lns: on("TESSERA_NO_LNS"),
             no_pool: on("TESSERA_NO_POOL"),
+            highs_options: std::env::var("TESSERA_HIGHS_OPT")
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect(),
         }
     })
 }
