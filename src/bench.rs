@@ -21,6 +21,8 @@ struct Row {
     ffd_ms: Vec<f64>,
     proven: usize,
     term1_proven: usize,
+    /// Per seed whose term 1 was proven: milliseconds from the start of the solve to that proof.
+    term1_ms: Vec<f64>,
     exact_placed: i64,
     ffd_placed: i64,
     exact_better: usize,
@@ -61,6 +63,7 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             ffd_ms: vec![],
             proven: 0,
             term1_proven: 0,
+            term1_ms: vec![],
             exact_placed: 0,
             ffd_placed: 0,
             exact_better: 0,
@@ -93,6 +96,7 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             }
             if term1_proven(&de) {
                 row.term1_proven += 1;
+                row.term1_ms.extend(de.stats.get("term1Millis").and_then(|v| v.as_f64()));
             }
             row.exact_placed += placed(&de);
             row.ffd_placed += placed(&df);
@@ -101,8 +105,10 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
                 Ordering::Less => row.ffd_better += 1,
                 Ordering::Equal => {}
             }
+            let t1 =
+                de.stats.get("term1Millis").and_then(|v| v.as_u64()).map(|ms| format!(" (term 1 proven at {ms} ms)")).unwrap_or_default();
             progress(format!(
-                "{class} seed {seed}: {} nodes, {} pending groups: exact {:?} {:.0} ms placed {} | ffd {:.1} ms placed {}",
+                "{class} seed {seed}: {} nodes, {} pending groups: exact {:?} {:.0} ms{t1} placed {} | ffd {:.1} ms placed {}",
                 row.nodes,
                 row.pending.last().unwrap(),
                 de.status,
@@ -116,14 +122,14 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
     }
     let mut out = String::new();
     out.push_str(&format!("budget per solve: {:?}\n\n", limit));
-    out.push_str("| class | nodes | pending groups (median) | exact median ms | proven optimal (terms 1-3) | term 1 proven | ffd median ms | exact/ffd time | groups placed exact vs ffd | exact better / worse than ffd (terms 1-3) | max gap of the unfinished tier | invalid decisions |\n");
+    out.push_str("| class | nodes | pending groups (median) | exact median ms | proven optimal (terms 1-3) | term 1 proven (median ms to its proof) | ffd median ms | exact/ffd time | groups placed exact vs ffd | exact better / worse than ffd (terms 1-3) | max gap of the unfinished tier | invalid decisions |\n");
     out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in &rows {
         let n = r.exact_ms.len();
         let pend: Vec<f64> = r.pending.iter().map(|&p| p as f64).collect();
         let max_gap = r.gaps.iter().cloned().fold(f64::NAN, f64::max);
         out.push_str(&format!(
-            "| {} | {} | {:.0} | {:.0} | {}/{} | {}/{} | {:.1} | {:.0}x | {} vs {} | {} / {} | {} | {} |\n",
+            "| {} | {} | {:.0} | {:.0} | {}/{} | {}/{}{} | {:.1} | {:.0}x | {} vs {} | {} / {} | {} | {} |\n",
             r.class,
             r.nodes,
             median(&pend),
@@ -132,6 +138,7 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             n,
             r.term1_proven,
             n,
+            if r.term1_ms.is_empty() { String::new() } else { format!(" ({:.0} ms)", median(&r.term1_ms)) },
             median(&r.ffd_ms),
             median(&r.exact_ms) / median(&r.ffd_ms).max(1e-3),
             r.exact_placed,

@@ -1518,3 +1518,34 @@ fn slice_rounds_the_minimum_up() {
     let (_, d) = exact(&yaml("3"), &[(0, 0, 1)], 0);
     assert_unplaced(&d, "job", &[]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Decision stats
+// ---------------------------------------------------------------------------------------
+
+/// The per-tier timings a benchmark reads: one per settled tier, in solve order, never past
+/// the solve's own time; `term1Millis` is the time of the last tier with a `placed@`
+/// component. Uses the extra-pods case above: tiers placed@10+placed@5, extra@10+extra@5
+/// (or split by the merge limit), then packing.
+#[test]
+fn tier_timings_follow_the_tiers() {
+    let (_, d) = exact(
+        r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "4"}}
+podGroups:
+  - {name: lo, priority: 5, tasks: [{name: w, count: 3, minCount: 1, requests: {cpu: "1"}}]}
+  - {name: hi, priority: 10, tasks: [{name: w, count: 3, minCount: 1, requests: {cpu: "1"}}]}
+"#,
+        &[(10, 1, 1), (5, 1, 1)],
+        2,
+    );
+    let tiers: Vec<String> = d.stats["tiers"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    let ms: Vec<u64> = d.stats["tierMillis"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+    assert_eq!(tiers.len(), ms.len(), "{tiers:?} {ms:?}");
+    assert!(tiers.iter().any(|t| t.contains("extra@")), "{tiers:?}");
+    assert!(ms.windows(2).all(|w| w[0] <= w[1]), "{ms:?}");
+    assert!(ms.iter().all(|&m| m <= d.stats["solveMillis"].as_u64().unwrap()));
+    let last_placed = tiers.iter().rposition(|t| t.contains("placed@")).unwrap();
+    assert_eq!(d.stats["term1Millis"].as_u64(), Some(ms[last_placed]));
+}

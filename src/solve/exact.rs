@@ -44,6 +44,8 @@ struct Progress {
     proven_exact: bool,
     gap: f64,
     tiers_done: Vec<String>,
+    /// Per entry of `tiers_done`: milliseconds from the start of the solve.
+    tier_millis: Vec<u64>,
     nodes: i64,
     term1_bound: Option<f64>,
     /// The running tier's live dual bound and objective, while HiGHS works on it.
@@ -144,7 +146,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
                 let mut cycle = Cycle::new(&inst);
                 cycle.eligible = eligible.0.clone();
                 cycle.notes = eligible.1.clone();
-                run_tiers(&cycle, &model, &progress, deadline, rel_gap);
+                run_tiers(&cycle, &model, &progress, start, deadline, rel_gap);
                 let _ = tx.send(());
             })
             .expect("spawn MILP worker");
@@ -227,6 +229,14 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             proven_terms.push(term);
         }
     }
+    d.stats.insert("tierMillis".into(), p.tier_millis.clone().into());
+    // When term 1 was settled: the last tier holding a placed@ component.
+    if decomposed_terms.is_none() && proven_terms.first() == Some(&1) {
+        let t1 = p.tiers_done.iter().zip(&p.tier_millis).filter(|(t, _)| t.contains("placed@")).map(|(_, &ms)| ms).max();
+        if let Some(ms) = t1 {
+            d.stats.insert("term1Millis".into(), ms.into());
+        }
+    }
     d.stats.insert("termsProven".into(), decomposed_terms.clone().unwrap_or(proven_terms.into_iter().map(|t| t as i64).collect()).into());
     if let Some(m) = &master {
         d.stats.insert("decomposition".into(), "master over domains + restricted joint model".into());
@@ -264,7 +274,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d
 }
 
-fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, deadline: Instant, rel_gap: f64) {
+fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, start: Instant, deadline: Instant, rel_gap: f64) {
     let started = Instant::now();
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
@@ -338,6 +348,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
             fix_components(model, &mut mip, tier, inc);
             let mut p = progress.lock().unwrap();
             p.tiers_done.push(format!("{} (proven by the {how})", tier.names.join("+")));
+            p.tier_millis.push(start.elapsed().as_millis() as u64);
             exact_done += 1;
             p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
             p.gap = gap;
@@ -506,6 +517,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, dead
         let mut p = progress.lock().unwrap();
         p.live = None;
         p.tiers_done.push(tier.names.join("+"));
+        p.tier_millis.push(start.elapsed().as_millis() as u64);
         if tier.exact {
             exact_done += 1;
             // Terms 1-3 are settled once the last exact tier is: term 4 may still run
