@@ -94,9 +94,10 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             } else {
                 row.gaps.push(de.gap);
             }
+            let term1_ms = de.stats.get("term1Millis").and_then(|v| v.as_u64());
             if term1_proven(&de) {
                 row.term1_proven += 1;
-                row.term1_ms.extend(de.stats.get("term1Millis").and_then(|v| v.as_f64()));
+                row.term1_ms.extend(term1_ms.map(|ms| ms as f64));
             }
             row.exact_placed += placed(&de);
             row.ffd_placed += placed(&df);
@@ -105,8 +106,7 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
                 Ordering::Less => row.ffd_better += 1,
                 Ordering::Equal => {}
             }
-            let t1 =
-                de.stats.get("term1Millis").and_then(|v| v.as_u64()).map(|ms| format!(" (term 1 proven at {ms} ms)")).unwrap_or_default();
+            let t1 = term1_ms.map(|ms| format!(" (term 1 proven at {ms} ms)")).unwrap_or_default();
             progress(format!(
                 "{class} seed {seed}: {} nodes, {} pending groups: exact {:?} {:.0} ms{t1} placed {} | ffd {:.1} ms placed {}",
                 row.nodes,
