@@ -282,27 +282,19 @@ impl CycleModel {
                         }
                     }
                 }
-                let free_devices = devs.iter().filter(|&&f| f == 1000).count() as f64;
-                let whole_e: Vec<(usize, f64)> = whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / 1000) as f64)).collect();
-                if frac.is_empty() && dev_freed.iter().all(|v| v.is_empty()) {
-                    let worst: f64 = whole_e.iter().map(|&(c, k)| k * mip.col_upper[c]).sum();
-                    if worst > free_devices {
-                        mip.add_row(-INF, free_devices, whole_e);
-                    }
-                    continue;
-                }
                 // Request sizes that divide one another (250m | 500m | one device): the
                 // device packing is decided by per-size totals alone (models/cycle.md 4.8,
-                // "Pooled rows"), so no per-device column is needed.
+                // "Pooled rows"), so no per-device column is needed. Whole requests alone
+                // are the case S = {1000}: one row counting completely free devices.
                 let sizes = frac.iter().map(|&(t, _)| inst.tasks[t].requests[r]).chain((!whole.is_empty()).then_some(1000));
-                let poolable = dev_freed.iter().all(|v| v.is_empty()) && !super::tuning::get().no_pool;
+                let poolable = dev_freed.iter().all(|v| v.is_empty()) && (frac.is_empty() || !super::tuning::get().no_pool);
                 if let Some(chain) = poolable.then(|| divisible_chain(sizes)).flatten() {
                     for s in chain {
                         let e: Vec<(usize, f64)> = frac
                             .iter()
+                            .chain(&whole)
                             .filter(|&&(t, _)| inst.tasks[t].requests[r] >= s)
                             .map(|&(t, c)| (c, (inst.tasks[t].requests[r] / s) as f64))
-                            .chain(whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / s) as f64)))
                             .collect();
                         let rhs: i64 = devs.iter().map(|&f| f / s).sum();
                         if e.iter().map(|&(c, k)| k * mip.col_upper[c]).sum::<f64>() > rhs as f64 {
@@ -312,6 +304,7 @@ impl CycleModel {
                     pooled.push((n, r, si));
                     continue;
                 }
+                let whole_e: Vec<(usize, f64)> = whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / 1000) as f64)).collect();
                 let mut block = DeviceBlock { node: n, resource: r, ..Default::default() };
                 let mut per_task: HashMap<TaskId, Vec<(usize, f64)>> = HashMap::new();
                 let mut prev_w: Option<usize> = None;
@@ -647,7 +640,8 @@ impl CycleModel {
                 .filter(|&&(t, _)| inst.tasks[t].requests[r] > 0)
                 .map(|&(t, k)| (inst.tasks[t].requests[r], t, k))
                 .collect();
-            pods.sort_by_key(|&(q, t, _)| (std::cmp::Reverse(q), t));
+            // Whole pods are items of 1000 per device: all of one size, in task order.
+            pods.sort_by_key(|&(q, t, _)| (std::cmp::Reverse(q.min(1000)), t));
             let mut left = cycle.nodes[n].devices[si].clone();
             for (q, t, k) in pods {
                 for _ in 0..k {
@@ -667,7 +661,7 @@ impl CycleModel {
             let g = inst.tasks[t].group;
             for _ in 0..val(c) {
                 let mut devices = DeviceIds::new();
-                for (si, &r) in cycle.shared_ids.iter().enumerate() {
+                for &r in &cycle.shared_ids {
                     let q = inst.tasks[t].requests[r];
                     if q == 0 {
                         continue;
@@ -676,12 +670,10 @@ impl CycleModel {
                         devices.insert(r, slots.pop().expect("one device list per pooled pod"));
                     } else if q < 1000 {
                         let slot = frac_slots.get_mut(&(t, n, r)).and_then(|s| s.pop());
-                        // Without a block only whole requests exist on this node.
                         devices.insert(r, vec![slot.expect("z columns cover fractional pods")]);
                     } else {
-                        let pool = whole_pool.entry((n, r)).or_insert_with(|| {
-                            cycle.nodes[n].devices[si].iter().enumerate().filter(|(_, &f)| f == 1000).map(|(d, _)| d).collect()
-                        });
+                        // Not pooled: the node's device block says which devices go whole.
+                        let pool = whole_pool.get_mut(&(n, r)).expect("a device block covers whole pods");
                         let k = (q / 1000) as usize;
                         let ids: Vec<usize> = pool.drain(..k.min(pool.len())).collect();
                         devices.insert(r, ids);

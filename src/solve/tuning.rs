@@ -33,7 +33,7 @@ pub struct Tuning {
     pub magnitude: Option<f64>,
     /// `TESSERA_NO_LNS`: no neighbourhood search beside HiGHS (lns.rs).
     pub no_lns: bool,
-    /// `TESSERA_NO_POOL`: per-device columns even where pooled rows are exact (milp.rs).
+    /// `TESSERA_NO_POOL`: per-device columns where fractional shares could be pooled (milp.rs).
     pub no_pool: bool,
     /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
     pub highs_options: Vec<(String, String)>,
