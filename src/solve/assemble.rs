@@ -91,10 +91,17 @@ fn preemptor(cycle: &Cycle, a: &Assignment, u: usize, node: NodeId) -> Option<Gr
 }
 
 pub fn assemble(cycle: &Cycle, a: &Assignment, status: Status, gap: f64) -> Decision {
+    let proven = if status == Status::Optimal { explain::Proven::All } else { explain::Proven::Nothing };
+    assemble_with(cycle, a, status, gap, proven)
+}
+
+/// [`assemble`], for a solver that knows more than its status says (term 1 proven,
+/// status `Feasible`): the reasons for unplaced groups use it.
+pub fn assemble_with(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, proven: explain::Proven) -> Decision {
     let inst = cycle.inst;
     let mut placements = Vec::new();
     let mut unplaced = Vec::new();
-    let reasons = explain::reasons(cycle, a, status == Status::Optimal);
+    let reasons = explain::reasons(cycle, a, proven);
     for &g in &cycle.pending {
         let grp = &inst.groups[g];
         if a.is_placed(g) {

@@ -5,7 +5,7 @@
 //! waiting for at the deadline (plus a small grace): whatever happens inside HiGHS, the
 //! caller gets the best verified incumbent on time.
 
-use super::assemble::{assemble, Assignment};
+use super::assemble::{assemble_with, Assignment};
 use super::cycle::Cycle;
 use super::greedy;
 use super::highs::{self, MipParams, MipStatus};
@@ -214,12 +214,6 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         _ => (status, gap, None),
     };
     cycle.eligible = unrestricted;
-    let mut d = assemble(&cycle, &assignment, status, gap);
-    d.stats.insert("solver".into(), "exact".into());
-    d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
-    d.stats.insert("columns".into(), model.mip.num_cols().into());
-    d.stats.insert("rows".into(), model.mip.rows.len().into());
-    d.stats.insert("tiers".into(), p.tiers_done.clone().into());
     // Which objective terms are settled: all their components in finished tiers.
     let done: Vec<&str> = p.tiers_done.iter().flat_map(|t| t.split(" (").next().unwrap_or("").split('+')).collect();
     let mut proven_terms = Vec::new();
@@ -229,6 +223,21 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             proven_terms.push(term);
         }
     }
+    let term1 = match &decomposed_terms {
+        Some(t) => t.first() == Some(&1),
+        None => proven_terms.first() == Some(&1),
+    };
+    let proven = match status {
+        Status::Optimal => super::explain::Proven::All,
+        _ if term1 && p.values.is_some() => super::explain::Proven::Term1,
+        _ => super::explain::Proven::Nothing,
+    };
+    let mut d = assemble_with(&cycle, &assignment, status, gap, proven);
+    d.stats.insert("solver".into(), "exact".into());
+    d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
+    d.stats.insert("columns".into(), model.mip.num_cols().into());
+    d.stats.insert("rows".into(), model.mip.rows.len().into());
+    d.stats.insert("tiers".into(), p.tiers_done.clone().into());
     d.stats.insert("tierMillis".into(), p.tier_millis.clone().into());
     // When term 1 was settled: the last tier holding a placed@ component.
     if decomposed_terms.is_none() && proven_terms.first() == Some(&1) {
@@ -389,6 +398,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
             live: Some(Arc::clone(&live)),
             stop: Some(Arc::clone(&stop)),
+            // Only what beats the incumbent: HiGHS prunes against it from the start
+            // (flat-256: the term-3 proof of seed 5 came from restarts that fix columns
+            // by reduced cost, and waited for HiGHS to find the value we already had).
+            beat_start: tier.exact && rel_gap == 0.0 && !super::tuning::get().no_cutoff,
             ..MipParams::until(tier_deadline, 0.0, 0.0)
         };
         // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a
@@ -414,6 +427,9 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
         let lns_start = incumbent
             .as_deref()
             .filter(|_| tier.exact && exact_done > 0 && mip.num_cols() >= super::lns::MIN_COLUMNS && !super::tuning::get().no_lns);
+        // Terms 1-2 only: minimum pods per placed group (exact, see the method).
+        let minimum_only =
+            tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@")) && model.minimum_pods_only(&mut mip, true);
         let (res, lns_best) = std::thread::scope(|s| {
             let search = lns_start.map(|start| {
                 let (mip, stop, live) = (&mip, &stop, &live);
@@ -427,6 +443,9 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
             (res, search.and_then(|h| h.join().ok().flatten()))
         });
+        if minimum_only {
+            model.minimum_pods_only(&mut mip, false);
+        }
         if let Some(i) = tier_mip_extra {
             mip.rows.remove(i);
         }

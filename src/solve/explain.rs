@@ -12,10 +12,21 @@ use crate::model::*;
 use crate::quantity;
 use std::collections::BTreeMap;
 
-pub fn reasons(cycle: &Cycle, a: &Assignment, optimal: bool) -> BTreeMap<GroupId, String> {
+/// How much of the objective the decision is proven optimal on: it decides whether "not
+/// placed" can be blamed on the groups that were placed or only on the time budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proven {
+    Nothing,
+    /// Term 1 (groups placed per priority) only: the budget ended in a later term.
+    Term1,
+    /// Terms 1-3 (status `Optimal`).
+    All,
+}
+
+pub fn reasons(cycle: &Cycle, a: &Assignment, proven: Proven) -> BTreeMap<GroupId, String> {
     use rayon::prelude::*;
     let unplaced: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| !a.is_placed(g)).collect();
-    unplaced.into_par_iter().map(|g| (g, reason(cycle, a, g, optimal))).collect()
+    unplaced.into_par_iter().map(|g| (g, reason(cycle, a, g, proven))).collect()
 }
 
 fn fmt_q(inst: &Instance, r: ResourceId, v: i64) -> String {
@@ -27,7 +38,7 @@ fn needed_tasks(inst: &Instance, g: GroupId) -> Vec<TaskId> {
     grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0 && (grp.policy == Policy::Basic || inst.tasks[t].min_count > 0)).collect()
 }
 
-fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
+fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
     if let Some(why) = &cycle.rejected[g] {
@@ -240,17 +251,22 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, optimal: bool) -> String {
         None => String::new(),
     };
     let alone_note = if alone { format!("it fits alone{what}") } else { format!("first fit finds no room for it even alone{what}") };
-    if optimal {
-        if competitors.is_empty() {
-            format!("cannot be added to this cycle's placements without a worse result on objective terms 1-3 (proven); {alone_note}")
-        } else {
-            format!(
-                "cannot be added without displacing a placed group of equal or higher priority ({}) (proven optimal); {alone_note}",
-                list(&competitors)
-            )
-        }
+    // Term 1 proven is enough to blame the placed groups: a decision that also placed
+    // this one, keeping every placed group of equal or higher priority, would have a
+    // better term 1.
+    let terms = match proven {
+        Proven::Nothing => return format!("no placement found within the time budget; {alone_note}"),
+        Proven::Term1 => "objective term 1 (groups placed per priority; proven optimal, later terms were not)",
+        Proven::All => "objective terms 1-3 (proven)",
+    };
+    if competitors.is_empty() {
+        format!("cannot be added to this cycle's placements without a worse result on {terms}; {alone_note}")
     } else {
-        format!("no placement found within the time budget; {alone_note}")
+        let proof = if proven == Proven::All { "proven optimal" } else { "term 1 proven optimal" };
+        format!(
+            "cannot be added without displacing a placed group of equal or higher priority ({}) ({proof}); {alone_note}",
+            list(&competitors)
+        )
     }
 }
 
@@ -275,4 +291,33 @@ fn free_for(cycle: &Cycle, n: NodeId, r: ResourceId, q: i64) -> i64 {
 fn largest_share(cycle: &Cycle, n: NodeId, r: ResourceId) -> i64 {
     let si = cycle.shared_ids.iter().position(|&x| x == r).unwrap();
     cycle.reachable(n).1[si].iter().copied().max().unwrap_or(0).max(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::assemble::NewPod;
+
+    /// `high` (priority 10, 3 cpu) took the 4-cpu node; `low` (2 cpu) fits alone but
+    /// not beside it. Whether the reason may blame `high` depends on what is proven.
+    #[test]
+    fn the_reason_blames_placed_groups_only_when_term_1_is_proven() {
+        let yaml = "nodes:\n  - {name: n1, allocatable: {cpu: \"4\"}}\npodGroups:
+  - {name: high, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"3\"}}]}
+  - {name: low, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}\n";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut a = Assignment::empty(&inst);
+        a.pods[0].push(NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() });
+        let why = |p| reasons(&cycle, &a, p)[&1].clone();
+        assert_eq!(why(Proven::Nothing), "no placement found within the time budget; it fits alone");
+        assert_eq!(
+            why(Proven::Term1),
+            "cannot be added without displacing a placed group of equal or higher priority (high) (term 1 proven optimal); it fits alone"
+        );
+        assert_eq!(
+            why(Proven::All),
+            "cannot be added without displacing a placed group of equal or higher priority (high) (proven optimal); it fits alone"
+        );
+    }
 }

@@ -69,6 +69,8 @@ pub struct CycleModel {
     e_col: Vec<Option<usize>>,
     /// maxapplications: (column "group stopped running", eviction columns it needs).
     gone: Vec<(usize, Vec<usize>)>,
+    /// `G-min` rows of groups without slices: see [`CycleModel::minimum_pods_only`].
+    gmin_rows: Vec<usize>,
 }
 
 fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
@@ -96,6 +98,7 @@ impl CycleModel {
         let mut slices = Vec::new();
         let mut blocks = Vec::new();
         let mut pooled = Vec::new();
+        let mut gmin_rows = Vec::new();
 
         for &g in &cycle.pending {
             let grp = &inst.groups[g];
@@ -151,6 +154,9 @@ impl CycleModel {
             let mut e: Vec<(usize, f64)> = all_x.iter().map(|&c| (c, 1.0)).collect();
             e.push((yc, -(inst.min_new_pods(g) as f64)));
             mip.add_row(0.0, INF, e);
+            if grp.tasks.iter().all(|&t| inst.tasks[t].slice.is_none()) {
+                gmin_rows.push(mip.rows.len() - 1);
+            }
             let max_new = inst.max_new_pods(g) as f64;
             // Required topology: exactly one domain when placed, pods only there.
             if let Some(l) = grp.required {
@@ -439,7 +445,7 @@ impl CycleModel {
         if !pack.is_empty() {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, gone }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, gone, gmin_rows }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -461,6 +467,25 @@ impl CycleModel {
     }
 
     /// Groups components into tiers solved one after another.
+    /// For a tier of terms 1-2 only: every placed group gets exactly its minimum of new
+    /// pods (`G-min` as an equality), or `mip` unchanged (returns false) when that would
+    /// not be exact. Exact without victims: pods beyond the minimum count only in term 3,
+    /// and any solution keeps its value on terms 1-2 after dropping them (task minimums
+    /// sum to at most the group's, so the surplus can go task by task; fewer pods never
+    /// break a capacity, topology or quota row). Not with slices (a task may need a
+    /// whole slice above its minimum) nor with victims (an eviction is attributed to the
+    /// pods of its preemptor on that node). The search space shrinks: extra pods of
+    /// basic and elastic groups no longer multiply the equivalent solutions.
+    pub fn minimum_pods_only(&self, mip: &mut Mip, on: bool) -> bool {
+        if self.e_col.iter().any(|c| c.is_some()) || !self.gone.is_empty() || super::tuning::get().all_pods {
+            return false;
+        }
+        for &r in &self.gmin_rows {
+            mip.rows[r].upper = if on { 0.0 } else { INF };
+        }
+        true
+    }
+
     pub fn tiers(&self) -> Vec<Tier> {
         let mut tiers: Vec<Vec<&Component>> = Vec::new();
         for c in &self.components {
@@ -882,6 +907,7 @@ pub(super) fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::highs;
     use super::*;
 
     fn model(sizes: &[&str]) -> (usize, usize) {
@@ -909,5 +935,52 @@ mod tests {
         assert_eq!(model(&["300m", "1"]), (0, 1));
         assert_eq!(divisible_chain([500, 250, 1000, 250].into_iter()), Some(vec![250, 500, 1000]));
         assert_eq!(divisible_chain([200, 500].into_iter()), None);
+    }
+
+    /// Terms 1-2 tiers place exactly the minimum of each placed group: the gang its
+    /// group minCount (5, above its task minimums 2 + 1), the basic group one pod, and
+    /// the group with a slice keeps its inequality. The term-1 optimum is unchanged (all
+    /// three fit: 5 + 1 + 4 = 10 of 12 cpu), and a cycle with victims is left alone.
+    #[test]
+    fn terms_one_and_two_place_only_the_minimum_pods() {
+        let yaml = "nodes:\n  - {name: n1, allocatable: {cpu: \"12\"}}\npodGroups:
+  - {name: gang, minCount: 5, tasks: [{name: a, count: 6, minCount: 2, requests: {cpu: \"1\"}}, {name: b, count: 3, minCount: 1, requests: {cpu: \"1\"}}]}
+  - {name: web, policy: basic, tasks: [{name: r, count: 4, requests: {cpu: \"1\"}}]}
+  - {name: sliced, tasks: [{name: w, count: 8, minCount: 2, requests: {cpu: \"1\"}, slice: {topology: kubernetes.io/hostname, size: 4}}]}\n";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let m = CycleModel::build(&cycle);
+        assert_eq!(m.gmin_rows.len(), 2, "the sliced group keeps its G-min inequality");
+        let mut mip = m.mip.clone();
+        assert!(m.minimum_pods_only(&mut mip, true));
+        // Term 1 first, and every pod worth a little: only the rows hold the pods back.
+        let (_, coefs, _) = m.term1_weights(&cycle);
+        for &c in m.x.values() {
+            mip.col_cost[c] = 1.0;
+        }
+        for (c, v) in &coefs {
+            mip.col_cost[*c] = 100.0 * v;
+        }
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let res = highs::solve(&mip, None, &highs::MipParams::until(far, 0.0, 0.0));
+        assert_eq!(res.status, highs::MipStatus::Optimal);
+        let a = m.assignment(&cycle, &res.values);
+        let new_pods = |name: &str| a.pods[inst.groups.iter().position(|g| g.name == name).unwrap()].len();
+        assert_eq!((new_pods("gang"), new_pods("web"), new_pods("sliced")), (5, 1, 4));
+        // Switched off again: the rows are as built.
+        let bounds = |mip: &Mip| mip.rows.iter().map(|r| (r.lower, r.upper)).collect::<Vec<_>>();
+        m.minimum_pods_only(&mut mip, false);
+        assert_eq!(bounds(&mip), bounds(&m.mip));
+
+        let with_victim = yaml
+            .replace("podGroups:", "pods:\n  - {name: old, node: n1, priority: 0, requests: {cpu: \"4\"}}\npodGroups:")
+            .replace("{name: web,", "{name: web, priority: 10,");
+        let inst = Instance::from_text(&with_victim).unwrap();
+        let cycle = Cycle::new(&inst);
+        let m = CycleModel::build(&cycle);
+        assert!(m.e_col.iter().any(|c| c.is_some()), "the bound pod is a victim");
+        let mut mip = m.mip.clone();
+        assert!(!m.minimum_pods_only(&mut mip, true));
+        assert_eq!(bounds(&mip), bounds(&m.mip));
     }
 }

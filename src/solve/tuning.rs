@@ -35,6 +35,10 @@ pub struct Tuning {
     pub no_lns: bool,
     /// `TESSERA_NO_POOL`: per-device columns where fractional shares could be pooled (milp.rs).
     pub no_pool: bool,
+    /// `TESSERA_ALL_PODS`: terms 1-2 tiers keep the pods beyond the minimums.
+    pub all_pods: bool,
+    /// `TESSERA_NO_CUTOFF`: HiGHS is not told to look only for solutions beating the incumbent.
+    pub no_cutoff: bool,
     /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
     pub highs_options: Vec<(String, String)>,
 }
@@ -59,6 +63,8 @@ pub fn get() -> &'static Tuning {
             magnitude: num("TESSERA_MAG"),
             no_lns: on("TESSERA_NO_LNS"),
             no_pool: on("TESSERA_NO_POOL"),
+            all_pods: on("TESSERA_ALL_PODS"),
+            no_cutoff: on("TESSERA_NO_CUTOFF"),
             highs_options: std::env::var("TESSERA_HIGHS_OPT")
                 .unwrap_or_default()
                 .split(',')
