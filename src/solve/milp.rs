@@ -466,7 +466,6 @@ impl CycleModel {
         (by_group, coefs, magnitude(&placed))
     }
 
-    /// Groups components into tiers solved one after another.
     /// For a tier of terms 1-2 only: every placed group gets exactly its minimum of new
     /// pods (`G-min` as an equality), or `mip` unchanged (returns false) when that would
     /// not be exact. Exact without victims: pods beyond the minimum count only in term 3,
@@ -486,6 +485,7 @@ impl CycleModel {
         true
     }
 
+    /// Groups components into tiers solved one after another.
     pub fn tiers(&self) -> Vec<Tier> {
         let mut tiers: Vec<Vec<&Component>> = Vec::new();
         for c in &self.components {
