@@ -4,7 +4,8 @@
 //! it finds a solution that meets it, because it gets no MIP start (see `highs.rs`) and
 //! must rediscover everything the earlier tiers fixed. Measured on `flat-256` seed 2: the
 //! elastic-pods tier ended at 6 038 against a bound of 7 820 after 10 s, although 7 819 is
-//! reachable. This search frees the columns of a few nodes at a time, keeps every other
+//! reachable. This search first frees every pod column with the group decisions kept
+//! (one large sub-model), then frees the columns of a few nodes at a time, keeps every other
 //! node's pods where they are, and has HiGHS re-pack that small sub-model (built over the
 //! free columns only, see [`sub_model`]) with a row that asks for a strictly better tier
 //! value.
@@ -73,6 +74,40 @@ pub fn search(
     let mut block = BLOCK;
     let mut in_block = vec![false; max_node + 1];
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    // First, every pod column of every node at once with the group decisions (and
+    // domains, slices, evictions: the columns without a node) kept: the tier's whole
+    // packing question for the incumbent's groups, which HiGHS's own heuristics reach
+    // only after the root of the full tier.
+    if !stop.load(Ordering::Relaxed) && !super::tuning::get().no_fixed_groups {
+        let free: Vec<bool> = col_node.iter().map(|n| n.is_some()).collect();
+        if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, best_val + 0.5) {
+            let half = deadline.saturating_duration_since(Instant::now()) / 2;
+            let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999) };
+            let res = highs::solve(&sub, None, &params);
+            if res.values.len() == cols.len() {
+                let mut whole = best.clone();
+                for (&c, &v) in cols.iter().zip(&res.values) {
+                    whole[c] = v;
+                }
+                if let Some(v) = verify_rows(mip, &whole) {
+                    let val = tier_value(coefs, &v);
+                    if val > best_val + 0.5 {
+                        best_val = val;
+                        best = v;
+                        on_better(&best);
+                        found = Some(best.clone());
+                    }
+                }
+            }
+            if super::tuning::get().debug {
+                eprintln!("lns: fixed groups: {:?}, best {best_val}", res.status);
+            }
+            if live.get() < best_val + 0.999 {
+                stop.store(true, Ordering::Relaxed);
+                return found;
+            }
+        }
+    }
     loop {
         let mut order = targets.clone();
         for i in (1..order.len()).rev() {

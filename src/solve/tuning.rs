@@ -39,6 +39,8 @@ pub struct Tuning {
     pub all_pods: bool,
     /// `TESSERA_NO_CUTOFF`: HiGHS is not told to look only for solutions beating the incumbent.
     pub no_cutoff: bool,
+    /// `TESSERA_NO_FIXED_GROUPS`: the search skips its first, fixed-groups sub-model.
+    pub no_fixed_groups: bool,
     /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
     pub highs_options: Vec<(String, String)>,
 }
@@ -65,6 +67,7 @@ pub fn get() -> &'static Tuning {
             no_pool: on("TESSERA_NO_POOL"),
             all_pods: on("TESSERA_ALL_PODS"),
             no_cutoff: on("TESSERA_NO_CUTOFF"),
+            no_fixed_groups: on("TESSERA_NO_FIXED_GROUPS"),
             highs_options: std::env::var("TESSERA_HIGHS_OPT")
                 .unwrap_or_default()
                 .split(',')
