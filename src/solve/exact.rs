@@ -434,9 +434,16 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             let search = lns_start.map(|start| {
                 let (mip, stop, live) = (&mip, &stop, &live);
                 s.spawn(move || {
-                    super::lns::search(model, mip, tier, start, super::lns::Until { deadline, stop, live }, &mut |v| {
-                        progress.lock().unwrap().values = Some(v.to_vec());
-                    })
+                    super::lns::search(
+                        model,
+                        mip,
+                        tier,
+                        start,
+                        super::lns::Until { deadline, stop, live, fixed_groups_first: !super::tuning::get().no_fixed_groups },
+                        &mut |v| {
+                            progress.lock().unwrap().values = Some(v.to_vec());
+                        },
+                    )
                 })
             });
             let res = highs::solve(&mip, incumbent.as_deref(), &params);

@@ -40,6 +40,8 @@ pub struct Until<'a> {
     pub deadline: Instant,
     pub stop: &'a Arc<AtomicBool>,
     pub live: &'a LiveBound,
+    /// Start with the fixed-groups sub-model (see [`search`]).
+    pub fixed_groups_first: bool,
 }
 
 /// Improves `start` on `tier` of `mip` (maximize) until `stop`, the deadline,
@@ -53,7 +55,7 @@ pub fn search(
     until: Until,
     on_better: &mut dyn FnMut(&[f64]),
 ) -> Option<Vec<f64>> {
-    let Until { deadline, stop, live } = until;
+    let Until { deadline, stop, live, fixed_groups_first } = until;
     let coefs = &tier.coefs[..];
     let col_node = model.column_nodes();
     // Neighbourhoods are drawn from the nodes the objective is about (elastic pods);
@@ -78,7 +80,7 @@ pub fn search(
     // domains, slices, evictions: the columns without a node) kept: the tier's whole
     // packing question for the incumbent's groups, which HiGHS's own heuristics reach
     // only after the root of the full tier.
-    if !stop.load(Ordering::Relaxed) && !super::tuning::get().no_fixed_groups {
+    if fixed_groups_first && !stop.load(Ordering::Relaxed) {
         let free: Vec<bool> = col_node.iter().map(|n| n.is_some()).collect();
         if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, best_val + 0.5) {
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
@@ -233,8 +235,9 @@ mod tests {
     /// n00-n19, so a two-cpu pod fits only on n20-n29 (10 pods, 9 extra). Best with both
     /// groups placed (the term-1 row holds them): the gang on 10 nodes, 20 two-cpu pods on
     /// the rest, 19 extra. Getting there means moving gang pods inside a block.
-    #[test]
-    fn search_repacks_blocks_to_the_optimum_and_keeps_every_row() {
+    /// Improvements seen on the way to the best: the blocks alone, or the fixed-groups
+    /// sub-model first (which solves this small packing question in one step).
+    fn repack(fixed_groups_first: bool) -> Vec<f64> {
         let mut yaml = String::from("nodes:\n");
         for i in 0..30 {
             yaml.push_str(&format!("  - {{name: n{i:02}, allocatable: {{cpu: \"2\"}}}}\n"));
@@ -267,7 +270,7 @@ mod tests {
             &mip,
             extra,
             &start,
-            Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live },
+            Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live, fixed_groups_first },
             &mut |v| seen.push(tier_value(&extra.coefs, v)),
         )
         .expect("an improvement exists");
@@ -275,5 +278,16 @@ mod tests {
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "strictly better each time: {seen:?}");
         assert!(verify_rows(&mip, &best).is_some());
         assert_eq!(tier_value(&placed.coefs, &best), tier_value(&placed.coefs, &start), "term 1 kept");
+        seen
+    }
+
+    #[test]
+    fn search_repacks_blocks_to_the_optimum_and_keeps_every_row() {
+        assert!(repack(false).len() > 1, "blocks of 12 of the 30 nodes improve step by step");
+    }
+
+    #[test]
+    fn the_fixed_groups_sub_model_reaches_the_optimum_in_one_step() {
+        assert_eq!(repack(true), vec![19.0]);
     }
 }
