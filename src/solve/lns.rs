@@ -235,6 +235,7 @@ mod tests {
     /// n00-n19, so a two-cpu pod fits only on n20-n29 (10 pods, 9 extra). Best with both
     /// groups placed (the term-1 row holds them): the gang on 10 nodes, 20 two-cpu pods on
     /// the rest, 19 extra. Getting there means moving gang pods inside a block.
+    ///
     /// Improvements seen on the way to the best: the blocks alone, or the fixed-groups
     /// sub-model first (which solves this small packing question in one step).
     fn repack(fixed_groups_first: bool) -> Vec<f64> {
