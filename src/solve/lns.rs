@@ -86,20 +86,10 @@ pub fn search(
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
             let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999) };
             let res = highs::solve(&sub, None, &params);
-            if res.values.len() == cols.len() {
-                let mut whole = best.clone();
-                for (&c, &v) in cols.iter().zip(&res.values) {
-                    whole[c] = v;
-                }
-                if let Some(v) = verify_rows(mip, &whole) {
-                    let val = tier_value(coefs, &v);
-                    if val > best_val + 0.5 {
-                        best_val = val;
-                        best = v;
-                        on_better(&best);
-                        found = Some(best.clone());
-                    }
-                }
+            if let Some((v, val)) = strictly_better(mip, coefs, &best, best_val, &cols, &res.values) {
+                (best, best_val) = (v, val);
+                on_better(&best);
+                found = Some(best.clone());
             }
             if super::tuning::get().debug {
                 eprintln!("lns: fixed groups: {:?}, best {best_val}", res.status);
@@ -151,22 +141,11 @@ pub fn search(
             };
             let res = highs::solve(&sub, None, &params);
             solves += 1;
-            if res.values.len() != cols.len() {
-                continue;
-            }
-            let mut whole = best.clone();
-            for (&c, &v) in cols.iter().zip(&res.values) {
-                whole[c] = v;
-            }
-            if let Some(v) = verify_rows(mip, &whole) {
-                let val = tier_value(coefs, &v);
-                if val > best_val + 0.5 {
-                    best_val = val;
-                    best = v;
-                    on_better(&best);
-                    found = Some(best.clone());
-                    improved = true;
-                }
+            if let Some((v, val)) = strictly_better(mip, coefs, &best, best_val, &cols, &res.values) {
+                (best, best_val) = (v, val);
+                on_better(&best);
+                found = Some(best.clone());
+                improved = true;
             }
         }
         if super::tuning::get().debug {
@@ -182,6 +161,28 @@ pub fn search(
             block = (block * 2).min(MAX_BLOCK);
         }
     }
+}
+
+/// `best` with the sub-model's `values` put back at its columns `cols`, if that passes
+/// every row of `mip` and beats `best_val` in the tier (by 1: integer objective).
+fn strictly_better(
+    mip: &Mip,
+    coefs: &[(usize, f64)],
+    best: &[f64],
+    best_val: f64,
+    cols: &[usize],
+    values: &[f64],
+) -> Option<(Vec<f64>, f64)> {
+    if values.len() != cols.len() {
+        return None;
+    }
+    let mut whole = best.to_vec();
+    for (&c, &v) in cols.iter().zip(values) {
+        whole[c] = v;
+    }
+    let v = verify_rows(mip, &whole)?;
+    let val = tier_value(coefs, &v);
+    (val > best_val + 0.5).then_some((v, val))
 }
 
 /// The model over the free columns only, every other column at its value in `best`
