@@ -94,12 +94,10 @@ pub fn search(
             if super::tuning::get().debug {
                 eprintln!("lns: fixed groups: {:?}, best {best_val}", res.status);
             }
-            if live.get() < best_val + 0.999 {
-                stop.store(true, Ordering::Relaxed);
-                return found;
-            }
         }
     }
+    // (Whether that met HiGHS's bound is checked, like after every sub-model, at the top
+    // of the loop.)
     loop {
         let mut order = targets.clone();
         for i in (1..order.len()).rev() {
