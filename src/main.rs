@@ -101,11 +101,20 @@ enum Command {
         #[arg(long)]
         queues: Option<PathBuf>,
     },
-    /// Write the cycle MILP of an instance in CPLEX LP format.
+    /// Write the cycle MILP of an instance in CPLEX LP format: the objective of tier 1, or of
+    /// a later tier with the earlier tiers' values as floor rows (the model the exact
+    /// solver solves for that tier).
     ExportLp {
         instance: PathBuf,
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Which objective tier (1-based; the header lists them).
+        #[arg(long, default_value_t = 1)]
+        tier: usize,
+        /// Values of the earlier tiers, comma-separated (`TESSERA_DEBUG=1 tessera solve`
+        /// prints them per tier).
+        #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+        fix: Vec<f64>,
     },
     /// Run several solvers on the same instances and compare them with the exact solver:
     /// groups placed and victims per priority level, extra pods, time, `check` result and
@@ -265,9 +274,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             print!("{}", show_queues(&file, queues.as_deref())?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::ExportLp { instance, out } => {
+        Command::ExportLp { instance, out, tier, fix } => {
             let inst = read_instance(Some(&instance), None)?;
-            write_out(out.as_deref(), &tessera::solve::export_lp(&inst))?;
+            write_out(out.as_deref(), &tessera::solve::export_lp(&inst, tier, &fix)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { instances, solvers: names, time_limit, format, out, queues } => {

@@ -358,6 +358,22 @@ fn export_lp_prints_an_lp() {
 }
 
 #[test]
+fn export_lp_writes_a_later_tier_with_the_earlier_values_as_floors() {
+    let inst = instance("gang-all-or-nothing.yaml");
+    let o = tessera(&["export-lp", s(&inst), "--tier", "2", "--fix", "1"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("\\ Floor row: placed@100 + placed@1 >= 1."), "{text}");
+    assert!(text.contains("\\ The objective below is tier 2."), "{text}");
+    let o = tessera(&["export-lp", s(&inst), "--tier", "2"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--tier 2 needs the values of the 1 earlier tier(s) in --fix, got 0"), "{}", stderr(&o));
+    let o = tessera(&["export-lp", s(&inst), "--tier", "7", "--fix", "1,2,3,4,5,6"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--tier 7: this model has tiers 1 to 3"), "{}", stderr(&o));
+}
+
+#[test]
 fn export_lp_bad_input_exits_2() {
     let dir = scratch("lp-bad");
     let bad = write(&dir, "bad.yaml", "nodes:\n  - {name: n1, allocatable: {memory: 12Q}}\n");

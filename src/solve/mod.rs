@@ -84,23 +84,43 @@ mod repair;
 mod topology;
 mod tuning;
 
-/// The cycle MILP of an instance in CPLEX LP format, all objective components merged
-/// into their first tier's weights (what `models/*.lp` shows).
-pub fn export_lp(inst: &Instance) -> String {
+/// The cycle MILP of an instance in CPLEX LP format with the objective of tier `tier`
+/// (1-based; `models/*.lp` show tier 1) and one floor row per earlier tier at its value
+/// in `fixed` (the values `TESSERA_DEBUG=1 tessera solve` prints per tier). That is the
+/// model the exact solver hands HiGHS for the tier, less what it adds while solving (the
+/// term-1 cut, group minimums as equalities on terms 1-2, models/cycle.md 6.1), so a hard
+/// tier can be replayed in another solver.
+pub fn export_lp(inst: &Instance, tier: usize, fixed: &[f64]) -> Result<String, String> {
+    let (header, mip) = tier_model(inst, tier, fixed)?;
+    Ok(header + &mip.to_lp())
+}
+
+fn tier_model(inst: &Instance, tier: usize, fixed: &[f64]) -> Result<(String, highs::Mip), String> {
     let cycle = cycle::Cycle::new(inst);
     let model = milp::CycleModel::build(&cycle);
-    let mut mip = model.mip.clone();
-    let mut header = String::from("\\ Objective tiers, solved in order (each fixed before the next):\n");
-    for (i, t) in model.tiers().iter().enumerate() {
-        header.push_str(&format!("\\   tier {}: {} ({})\n", i + 1, t.names.join(" + "), if t.exact { "proven" } else { "best effort" }));
-        if i == 0 {
-            for &(c, v) in &t.coefs {
-                mip.col_cost[c] = v;
-            }
-        }
+    let tiers = model.tiers();
+    if tier == 0 || tier > tiers.len() {
+        return Err(format!("--tier {tier}: this model has tiers 1 to {}", tiers.len()));
     }
-    header.push_str("\\ The objective below is tier 1.\n");
-    header + &mip.to_lp()
+    if fixed.len() != tier - 1 {
+        return Err(format!("--tier {tier} needs the values of the {} earlier tier(s) in --fix, got {}", tier - 1, fixed.len()));
+    }
+    let mut mip = model.mip;
+    let mut header = String::from("\\ Objective tiers, solved in order (each fixed before the next):\n");
+    for (i, t) in tiers.iter().enumerate() {
+        header.push_str(&format!("\\   tier {}: {} ({})\n", i + 1, t.names.join(" + "), if t.exact { "proven" } else { "best effort" }));
+    }
+    for &(c, v) in &tiers[tier - 1].coefs {
+        mip.col_cost[c] = v;
+    }
+    for (t, &v) in tiers.iter().zip(fixed) {
+        // Exact tiers have integer values: the floor is the value itself.
+        let floor = if t.exact { v.round() } else { v - 1e-6 * v.abs().max(1.0) };
+        header.push_str(&format!("\\ Floor row: {} >= {floor}.\n", t.names.join(" + ")));
+        mip.add_row(floor, highs::INF, t.coefs.clone());
+    }
+    header.push_str(&format!("\\ The objective below is tier {tier}.\n"));
+    Ok((header, mip))
 }
 
 /// The candidate-evaluation phase alone (topology screening), timed on a rayon pool of
@@ -143,4 +163,36 @@ fn process_cpu_ms() -> Option<f64> {
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
     Some(ticks * 10.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solve(mip: &highs::Mip) -> highs::MipResult {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        highs::solve(mip, None, &highs::MipParams::until(deadline, 0.0, 0.0))
+    }
+
+    /// instances/gang-all-or-nothing.yaml by hand: three 4-cpu nodes hold only three of
+    /// gang-4's 3-cpu pods, so it stays out; best-effort (basic, 10 pods of 1 cpu) then
+    /// places all 10 pods: 9 beyond its minimum of one.
+    #[test]
+    fn a_later_tier_is_the_tier_objective_under_the_earlier_values() {
+        let inst = Instance::from_text(include_str!("../../instances/gang-all-or-nothing.yaml")).unwrap();
+        let (h1, m1) = tier_model(&inst, 1, &[]).unwrap();
+        assert!(h1.contains("tier 2: extra@1 (proven)"), "{h1}");
+        let r1 = solve(&m1);
+        assert_eq!(r1.status, highs::MipStatus::Optimal);
+        let (h2, m2) = tier_model(&inst, 2, &[r1.objective]).unwrap();
+        assert!(h2.contains(&format!("Floor row: placed@100 + placed@1 >= {}.", r1.objective)), "{h2}");
+        let r2 = solve(&m2);
+        assert_eq!((r2.status, r2.objective), (highs::MipStatus::Optimal, 9.0));
+        // The floor binds: nothing beats the term-1 optimum.
+        let (_, over) = tier_model(&inst, 2, &[r1.objective + 1.0]).unwrap();
+        assert_eq!(solve(&over).status, highs::MipStatus::Infeasible);
+        assert_eq!(tier_model(&inst, 4, &[1.0, 9.0, 0.0]).unwrap_err(), "--tier 4: this model has tiers 1 to 3");
+        assert_eq!(tier_model(&inst, 2, &[]).unwrap_err(), "--tier 2 needs the values of the 1 earlier tier(s) in --fix, got 0");
+        assert!(export_lp(&inst, 2, &[r1.objective]).unwrap().contains("The objective below is tier 2."));
+    }
 }
