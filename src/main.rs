@@ -111,8 +111,7 @@ enum Command {
         /// Which objective tier (1-based; the header lists them).
         #[arg(long, default_value_t = 1)]
         tier: usize,
-        /// Values of the earlier tiers, comma-separated (`TESSERA_DEBUG=1 tessera solve`
-        /// prints them per tier).
+        /// Values of the earlier tiers, comma-separated (a decision's `stats.tierValues`).
         #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
         fix: Vec<f64>,
     },

@@ -359,11 +359,21 @@ fn export_lp_prints_an_lp() {
 
 #[test]
 fn export_lp_writes_a_later_tier_with_the_earlier_values_as_floors() {
+    // The values come from the decision: stats.tierValues, one per tier solved. By hand:
+    // gang-4 cannot fit (three 4-cpu nodes, four 3-cpu pods), best-effort places all ten
+    // pods, nine beyond its minimum.
     let inst = instance("gang-all-or-nothing.yaml");
-    let o = tessera(&["export-lp", s(&inst), "--tier", "2", "--fix", "1"]);
+    let o = tessera(&["solve", s(&inst), "--output", "json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let values = d["stats"]["tierValues"].as_array().expect("tierValues").clone();
+    assert_eq!(values.len(), 3, "{values:?}");
+    assert_eq!(values[1].as_f64(), Some(9.0));
+    let t1 = values[0].as_f64().unwrap().to_string();
+    let o = tessera(&["export-lp", s(&inst), "--tier", "2", "--fix", &t1]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("\\ Floor row: placed@100 + placed@1 >= 1."), "{text}");
+    assert!(text.contains(&format!("\\ Floor row: placed@100 + placed@1 >= {t1}.")), "{text}");
     assert!(text.contains("\\ The objective below is tier 2."), "{text}");
     let o = tessera(&["export-lp", s(&inst), "--tier", "2"]);
     assert_eq!(code(&o), 2);

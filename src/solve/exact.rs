@@ -46,6 +46,9 @@ struct Progress {
     tiers_done: Vec<String>,
     /// Per entry of `tiers_done`: milliseconds from the start of the solve.
     tier_millis: Vec<u64>,
+    /// Per entry of `tiers_done`: the tier's value, as fixed before the next tier (what
+    /// `export-lp --tier K --fix` takes to replay tier K).
+    tier_values: Vec<f64>,
     nodes: i64,
     term1_bound: Option<f64>,
     /// The running tier's live dual bound and objective, while HiGHS works on it.
@@ -239,6 +242,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d.stats.insert("rows".into(), model.mip.rows.len().into());
     d.stats.insert("tiers".into(), p.tiers_done.clone().into());
     d.stats.insert("tierMillis".into(), p.tier_millis.clone().into());
+    d.stats.insert("tierValues".into(), p.tier_values.clone().into());
     // When term 1 was settled: the last tier holding a placed@ component.
     if decomposed_terms.is_none() && proven_terms.first() == Some(&1) {
         let t1 = p.tiers_done.iter().zip(&p.tier_millis).filter(|(t, _)| t.contains("placed@")).map(|(_, &ms)| ms).max();
@@ -358,6 +362,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             let mut p = progress.lock().unwrap();
             p.tiers_done.push(format!("{} (proven by the {how})", tier.names.join("+")));
             p.tier_millis.push(start.elapsed().as_millis() as u64);
+            p.tier_values.push(val);
             exact_done += 1;
             p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
             p.gap = gap;
@@ -530,20 +535,22 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             }
         }
         // Fix the tier at its optimum before the next one.
-        match value {
+        let fixed_at = match value {
             Some(val) => {
                 let floor = if tier.exact && rel_gap == 0.0 { val.round() - 0.5 } else { val - 1e-6 * val.abs().max(1.0) };
                 mip.add_row(floor, highs::INF, tier.coefs.clone());
                 if tier.exact && rel_gap == 0.0 {
                     fix_components(model, &mut mip, tier, incumbent.as_ref().unwrap());
                 }
+                val
             }
             None => break,
-        }
+        };
         let mut p = progress.lock().unwrap();
         p.live = None;
         p.tiers_done.push(tier.names.join("+"));
         p.tier_millis.push(start.elapsed().as_millis() as u64);
+        p.tier_values.push(fixed_at);
         if tier.exact {
             exact_done += 1;
             // Terms 1-3 are settled once the last exact tier is: term 4 may still run

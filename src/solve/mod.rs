@@ -86,10 +86,10 @@ mod tuning;
 
 /// The cycle MILP of an instance in CPLEX LP format with the objective of tier `tier`
 /// (1-based; `models/*.lp` show tier 1) and one floor row per earlier tier at its value
-/// in `fixed` (the values `TESSERA_DEBUG=1 tessera solve` prints per tier). That is the
-/// model the exact solver hands HiGHS for the tier, less what it adds while solving (the
-/// term-1 cut, group minimums as equalities on terms 1-2, models/cycle.md 6.1), so a hard
-/// tier can be replayed in another solver.
+/// in `fixed` (a decision's `stats.tierValues`). That is the model the exact solver hands
+/// HiGHS for the tier, less what it adds while solving (the term-1 cut, group minimums as
+/// equalities on terms 1-2, the cutoff; models/cycle.md 6.1), so a hard tier can be
+/// replayed in another solver.
 pub fn export_lp(inst: &Instance, tier: usize, fixed: &[f64]) -> Result<String, String> {
     let (header, mip) = tier_model(inst, tier, fixed)?;
     Ok(header + &mip.to_lp())
