@@ -113,10 +113,15 @@ fn tier_model(inst: &Instance, tier: usize, fixed: &[f64]) -> Result<(String, hi
     for &(c, v) in &tiers[tier - 1].coefs {
         mip.col_cost[c] = v;
     }
-    for (t, &v) in tiers.iter().zip(fixed) {
+    for (i, (t, &v)) in tiers.iter().zip(fixed).enumerate() {
+        let name = t.names.join(" + ");
+        if !v.is_finite() || (t.exact && v.fract() != 0.0) {
+            let what = if t.exact { "an integer" } else { "a finite number" };
+            return Err(format!("--fix: tier {} ({name}) takes {what}, got {v}", i + 1));
+        }
         // Exact tiers have integer values: the floor is the value itself.
-        let floor = if t.exact { v.round() } else { v - 1e-6 * v.abs().max(1.0) };
-        header.push_str(&format!("\\ Floor row: {} >= {floor}.\n", t.names.join(" + ")));
+        let floor = if t.exact { v } else { v - 1e-6 * v.abs().max(1.0) };
+        header.push_str(&format!("\\ Floor row: {name} >= {floor}.\n"));
         mip.add_row(floor, highs::INF, t.coefs.clone());
     }
     header.push_str(&format!("\\ The objective below is tier {tier}.\n"));
@@ -193,6 +198,8 @@ mod tests {
         assert_eq!(solve(&over).status, highs::MipStatus::Infeasible);
         assert_eq!(tier_model(&inst, 4, &[1.0, 9.0, 0.0]).unwrap_err(), "--tier 4: this model has tiers 1 to 3");
         assert_eq!(tier_model(&inst, 2, &[]).unwrap_err(), "--tier 2 needs the values of the 1 earlier tier(s) in --fix, got 0");
+        assert_eq!(tier_model(&inst, 2, &[0.5]).unwrap_err(), "--fix: tier 1 (placed@100 + placed@1) takes an integer, got 0.5");
+        assert_eq!(tier_model(&inst, 3, &[1.0, f64::NAN]).unwrap_err(), "--fix: tier 2 (extra@1) takes an integer, got NaN");
         assert!(export_lp(&inst, 2, &[r1.objective]).unwrap().contains("The objective below is tier 2."));
     }
 }
