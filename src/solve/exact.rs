@@ -55,6 +55,15 @@ struct Progress {
     live: Option<(Arc<highs::LiveBound>, Vec<(usize, f64)>)>,
 }
 
+impl Progress {
+    /// Records a finished tier: its name, when it ended, the value it was fixed at.
+    fn tier_done(&mut self, name: String, start: Instant, value: f64) {
+        self.tiers_done.push(name);
+        self.tier_millis.push(start.elapsed().as_millis() as u64);
+        self.tier_values.push(value);
+    }
+}
+
 pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let start = Instant::now();
     let budget = cfg.time_limit(inst);
@@ -244,7 +253,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d.stats.insert("tierMillis".into(), p.tier_millis.clone().into());
     d.stats.insert("tierValues".into(), p.tier_values.clone().into());
     // When term 1 was settled: the last tier holding a placed@ component.
-    if decomposed_terms.is_none() && proven_terms.first() == Some(&1) {
+    if decomposed_terms.is_none() && term1 {
         let t1 = p.tiers_done.iter().zip(&p.tier_millis).filter(|(t, _)| t.contains("placed@")).map(|(_, &ms)| ms).max();
         if let Some(ms) = t1 {
             d.stats.insert("term1Millis".into(), ms.into());
@@ -360,9 +369,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             mip.add_row(val.round() - 0.5, highs::INF, tier.coefs.clone());
             fix_components(model, &mut mip, tier, inc);
             let mut p = progress.lock().unwrap();
-            p.tiers_done.push(format!("{} (proven by the {how})", tier.names.join("+")));
-            p.tier_millis.push(start.elapsed().as_millis() as u64);
-            p.tier_values.push(val);
+            p.tier_done(format!("{} (proven by the {how})", tier.names.join("+")), start, val);
             exact_done += 1;
             p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
             p.gap = gap;
@@ -548,9 +555,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
         };
         let mut p = progress.lock().unwrap();
         p.live = None;
-        p.tiers_done.push(tier.names.join("+"));
-        p.tier_millis.push(start.elapsed().as_millis() as u64);
-        p.tier_values.push(fixed_at);
+        p.tier_done(tier.names.join("+"), start, fixed_at);
         if tier.exact {
             exact_done += 1;
             // Terms 1-3 are settled once the last exact tier is: term 4 may still run
