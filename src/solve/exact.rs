@@ -302,7 +302,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
     let mut incumbent = progress.lock().unwrap().values.clone();
     let tiers = model.tiers();
     // A quick bound on term 1 from the aggregated relaxation: the gap we can report even
-    // if the full model never gets through its first LP, and a valid cut for it.
+    // if the full model never gets through its first LP. As a cut in the full model
+    // (`TESSERA_CUT=1`) it is valid but left out by default: over flat-256 seeds 1-25,
+    // without it and without minimum pods (below) term 1 was proven within 10 s on 21 of
+    // 25 against 16 (models/cycle.md 9, eighth session).
     let (by_group, t1_coefs, t1_magnitude) = model.term1_weights(cycle);
     let remaining = deadline.saturating_duration_since(Instant::now());
     let bound_deadline = Instant::now() + (remaining / 5).min(std::time::Duration::from_secs(2));
@@ -315,7 +318,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
         p.gap = relative_gap(ub, inc);
         p.term1_bound = Some(ub);
         drop(p);
-        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && !super::tuning::get().no_cut {
+        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && super::tuning::get().cut {
             mip.add_row(-highs::INF, ub + 0.5, t1_coefs.clone());
         }
     }
@@ -439,9 +442,12 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
         let lns_start = incumbent
             .as_deref()
             .filter(|_| tier.exact && exact_done > 0 && mip.num_cols() >= super::lns::MIN_COLUMNS && !super::tuning::get().no_lns);
-        // Terms 1-2 only: minimum pods per placed group (exact, see the method).
-        let minimum_only =
-            tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@")) && model.minimum_pods_only(&mut mip, true);
+        // Terms 1-2 only, with `TESSERA_MIN_PODS=1`: minimum pods per placed group (exact,
+        // see the method). Off by default since the eighth session: it made HiGHS faster on
+        // the four flat-256 seeds it was chosen on, and slower at the tail of 25 seeds.
+        let minimum_only = super::tuning::get().min_pods
+            && tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@"))
+            && model.minimum_pods_only(&mut mip, true);
         let (res, lns_best) = std::thread::scope(|s| {
             let search = lns_start.map(|start| {
                 let (mip, stop, live) = (&mip, &stop, &live);

@@ -476,7 +476,7 @@ impl CycleModel {
     /// pods of its preemptor on that node). The search space shrinks: extra pods of
     /// basic and elastic groups no longer multiply the equivalent solutions.
     pub fn minimum_pods_only(&self, mip: &mut Mip, on: bool) -> bool {
-        if self.e_col.iter().any(|c| c.is_some()) || !self.gone.is_empty() || super::tuning::get().all_pods {
+        if self.e_col.iter().any(|c| c.is_some()) || !self.gone.is_empty() {
             return false;
         }
         for &r in &self.gmin_rows {

@@ -23,8 +23,8 @@ pub struct Tuning {
     pub heuristic_effort: Option<f64>,
     /// `TESSERA_HIGHS_MIP_START`: hand the incumbent to HiGHS as a MIP start.
     pub mip_start: bool,
-    /// `TESSERA_NO_CUT`: no term-1 relaxation cut.
-    pub no_cut: bool,
+    /// `TESSERA_CUT`: the term-1 relaxation cut `W_1 <= ub + 0.5` goes into the full model.
+    pub cut: bool,
     /// `TESSERA_FLOOR=none|all`.
     pub floor: Floor,
     /// `TESSERA_DEBUG`: per-tier status on stderr.
@@ -35,8 +35,8 @@ pub struct Tuning {
     pub no_lns: bool,
     /// `TESSERA_NO_POOL`: per-device columns where fractional shares could be pooled (milp.rs).
     pub no_pool: bool,
-    /// `TESSERA_ALL_PODS`: terms 1-2 tiers keep the pods beyond the minimums.
-    pub all_pods: bool,
+    /// `TESSERA_MIN_PODS`: terms 1-2 tiers place the minimum pods only (`minimum_pods_only`).
+    pub min_pods: bool,
     /// `TESSERA_NO_CUTOFF`: HiGHS is not told to look only for solutions beating the incumbent.
     pub no_cutoff: bool,
     /// `TESSERA_NO_FIXED_GROUPS`: the search skips its first, fixed-groups sub-model.
@@ -55,7 +55,7 @@ pub fn get() -> &'static Tuning {
             presolve_off: on("TESSERA_PRESOLVE_OFF"),
             heuristic_effort: num("TESSERA_HIGHS_HEUR"),
             mip_start: on("TESSERA_HIGHS_MIP_START"),
-            no_cut: on("TESSERA_NO_CUT"),
+            cut: on("TESSERA_CUT"),
             floor: match std::env::var("TESSERA_FLOOR").as_deref() {
                 Ok("none") => Floor::None,
                 Ok("all") => Floor::All,
@@ -65,7 +65,7 @@ pub fn get() -> &'static Tuning {
             magnitude: num("TESSERA_MAG"),
             no_lns: on("TESSERA_NO_LNS"),
             no_pool: on("TESSERA_NO_POOL"),
-            all_pods: on("TESSERA_ALL_PODS"),
+            min_pods: on("TESSERA_MIN_PODS"),
             no_cutoff: on("TESSERA_NO_CUTOFF"),
             no_fixed_groups: on("TESSERA_NO_FIXED_GROUPS"),
             highs_options: std::env::var("TESSERA_HIGHS_OPT")
