@@ -87,9 +87,9 @@ mod tuning;
 /// The cycle MILP of an instance in CPLEX LP format with the objective of tier `tier`
 /// (1-based; `models/*.lp` show tier 1) and one floor row per earlier tier at its value
 /// in `fixed` (a decision's `stats.tierValues`). That is the model the exact solver hands
-/// HiGHS for the tier, less what it adds while solving (the term-1 cut, group minimums as
-/// equalities on terms 1-2, the cutoff; models/cycle.md 6.1), so a hard tier can be
-/// replayed in another solver.
+/// HiGHS for the tier, less what it adds while solving (the cutoff, and with
+/// `TESSERA_CUT=1` / `TESSERA_MIN_PODS=1` the term-1 cut and group minimums as equalities;
+/// models/cycle.md 6.1), so a hard tier can be replayed in another solver.
 pub fn export_lp(inst: &Instance, tier: usize, fixed: &[f64]) -> Result<String, String> {
     let (header, mip) = tier_model(inst, tier, fixed)?;
     Ok(header + &mip.to_lp())
