@@ -52,7 +52,7 @@ struct Progress {
     nodes: i64,
     term1_bound: Option<f64>,
     /// The running tier's live dual bound and objective, while HiGHS works on it.
-    live: Option<(Arc<highs::LiveBound>, Vec<(usize, f64)>)>,
+    live: Option<(Arc<highs::LiveRun>, Vec<(usize, f64)>)>,
 }
 
 impl Progress {
@@ -167,7 +167,20 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let finished = rx.recv_timeout((hard_deadline - reserve / 2).saturating_duration_since(Instant::now())).is_ok();
     let mut p = progress.lock().map(|p| p.clone()).unwrap_or_default();
     if !finished {
-        // The worker is still inside a tier: its gap is what the live bound proves.
+        // The worker is still inside a tier. HiGHS's latest improving solution may not
+        // have reached `values` yet (HiGHS returns some time after the interrupt, then
+        // the worker checks and tops it up): take it here if it passes our own row check
+        // and beats what was published on this tier's objective. Its earlier tiers hold:
+        // HiGHS's model has their floor rows.
+        if let Some((live, coefs)) = &p.live {
+            if let Some(v) = live.incumbent().and_then(|v| model.verified(&v)) {
+                let val = tier_value(coefs, &v);
+                if p.values.as_ref().is_none_or(|cur| val > tier_value(coefs, cur) + 1e-6 * val.abs().max(1.0)) {
+                    p.values = Some(v);
+                }
+            }
+        }
+        // Its gap is what the live bound proves.
         if let (Some((live, coefs)), Some(v)) = (&p.live, &p.values) {
             let b = live.get();
             if b.is_finite() {
@@ -386,7 +399,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
         }
         // While this tier runs, what is proven is what HiGHS's bound says: publish it,
         // so a caller that stops waiting at the deadline reports an honest gap.
-        let live = Arc::new(highs::LiveBound::default());
+        let live = Arc::new(highs::LiveRun::default());
         if tier.exact {
             let mut p = progress.lock().unwrap();
             p.live = Some((Arc::clone(&live), tier.coefs.clone()));

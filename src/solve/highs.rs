@@ -156,7 +156,7 @@ pub struct MipParams {
     pub abs_gap: f64,
     /// Updated while HiGHS runs with its current dual bound, so a caller that stops
     /// waiting at the deadline still knows what was proven.
-    pub live: Option<std::sync::Arc<LiveBound>>,
+    pub live: Option<std::sync::Arc<LiveRun>>,
     /// Set by another thread to interrupt the solve (checked with the deadline).
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Branch-and-bound node limit (`mip_max_nodes`): a work limit that, unlike a time
@@ -188,28 +188,47 @@ impl MipParams {
     }
 }
 
-/// The latest MIP dual bound seen in the callback (f64 bits; NaN = none yet).
+/// What HiGHS has reached while it runs, seen from its callback: the latest MIP dual
+/// bound (f64 bits; NaN = none yet) and the latest improving solution (original column
+/// space). A caller that stops waiting at the deadline reads both, so neither the proof
+/// nor the best placement HiGHS found is lost to the time HiGHS takes to notice the
+/// interrupt and return (measured: a 2 s flat-256 cycle returned its greedy start, 24
+/// groups, where HiGHS held a 34-group solution since 0.6 s into the tier).
 #[derive(Debug)]
-pub struct LiveBound(std::sync::atomic::AtomicU64);
+pub struct LiveRun {
+    bound: std::sync::atomic::AtomicU64,
+    incumbent: std::sync::Mutex<Option<Vec<f64>>>,
+}
 
-impl Default for LiveBound {
+impl Default for LiveRun {
     fn default() -> Self {
-        LiveBound(std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()))
+        LiveRun { bound: std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()), incumbent: std::sync::Mutex::new(None) }
     }
 }
 
-impl LiveBound {
+impl LiveRun {
     pub fn get(&self) -> f64 {
-        f64::from_bits(self.0.load(std::sync::atomic::Ordering::Relaxed))
+        f64::from_bits(self.bound.load(std::sync::atomic::Ordering::Relaxed))
     }
     pub fn set(&self, v: f64) {
-        self.0.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
+        self.bound.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
+    }
+    /// HiGHS's latest improving solution, unchecked (callers verify it).
+    pub fn incumbent(&self) -> Option<Vec<f64>> {
+        self.incumbent.lock().ok().and_then(|s| s.clone())
+    }
+    fn set_incumbent(&self, v: &[f64]) {
+        if let Ok(mut s) = self.incumbent.lock() {
+            *s = Some(v.to_vec());
+        }
     }
 }
 
 struct CallbackState {
     deadline: Instant,
-    live: Option<std::sync::Arc<LiveBound>>,
+    /// Columns of the model passed (an improving solution of another length is ignored).
+    num_cols: usize,
+    live: Option<std::sync::Arc<LiveRun>>,
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
@@ -223,6 +242,7 @@ impl Drop for Guard {
 // HiGHS callback types (highs_c_api.h); bindgen does not export `static const` values.
 const CB_SIMPLEX_INTERRUPT: c_int = 1;
 const CB_IPM_INTERRUPT: c_int = 2;
+const CB_MIP_IMPROVING_SOLUTION: c_int = 4;
 const CB_MIP_INTERRUPT: c_int = 6;
 
 extern "C" fn interrupt_cb(
@@ -242,6 +262,18 @@ extern "C" fn interrupt_cb(
                 live.set(b);
             }
         }
+    }
+    if kind == CB_MIP_IMPROVING_SOLUTION {
+        if let (Some(live), false) = (&state.live, out.is_null()) {
+            // SAFETY: HiGHS passes its incumbent, `mip_solution_size` doubles, valid
+            // during the callback; it is copied before returning.
+            let (ptr, len) = unsafe { ((*out).mip_solution, (*out).mip_solution_size) };
+            if !ptr.is_null() && len as usize == state.num_cols {
+                live.set_incumbent(unsafe { std::slice::from_raw_parts(ptr, state.num_cols) });
+            }
+        }
+        // HiGHS ignores (and asserts against) an interrupt from this callback.
+        return;
     }
     let stopped = state.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
     if (stopped || Instant::now() >= state.deadline) && !data_in.is_null() {
@@ -350,7 +382,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
-    let state = CallbackState { deadline: params.deadline, live: params.live.clone(), stop: params.stop.clone() };
+    let state = CallbackState { deadline: params.deadline, num_cols: n, live: params.live.clone(), stop: params.stop.clone() };
     unsafe {
         let h = Guard(Highs_create());
         set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);
@@ -410,6 +442,9 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         for cb in [CB_SIMPLEX_INTERRUPT, CB_IPM_INTERRUPT, CB_MIP_INTERRUPT] {
             Highs_startCallback(h.0, cb as HighsInt);
         }
+        if params.live.is_some() {
+            Highs_startCallback(h.0, CB_MIP_IMPROVING_SOLUTION as HighsInt);
+        }
         let run = Highs_run(h.0);
         let model_status = Highs_getModelStatus(h.0);
         // kHighsModelStatus: 7 optimal, 8 infeasible, 13 time limit, 15 solution limit,
@@ -466,6 +501,21 @@ mod tests {
     fn beat(start: &[f64]) -> MipResult {
         let far = Instant::now() + std::time::Duration::from_secs(20);
         solve(&knapsack(), Some(start), &MipParams { beat_start: true, ..MipParams::until(far, 0.0, 0.999) })
+    }
+
+    /// The callback keeps HiGHS's improving solutions: after the run the last one is
+    /// the optimum HiGHS returns (what a caller that stops waiting at the deadline reads).
+    /// Presolve off, so the optimum is found in the search, where the callback fires.
+    #[test]
+    fn the_live_incumbent_is_the_last_improving_solution() {
+        let live = std::sync::Arc::new(LiveRun::default());
+        assert_eq!(live.incumbent(), None);
+        let far = Instant::now() + std::time::Duration::from_secs(20);
+        let params = MipParams { live: Some(std::sync::Arc::clone(&live)), presolve: false, ..MipParams::until(far, 0.0, 0.0) };
+        let res = solve(&knapsack(), None, &params);
+        assert_eq!((res.status, res.objective), (MipStatus::Optimal, 7.0));
+        let seen: Vec<f64> = live.incumbent().expect("an improving solution was reported").iter().map(|x| x.round()).collect();
+        assert_eq!(seen, vec![1.0, 0.0, 1.0]);
     }
 
     /// With the cutoff, HiGHS's "infeasible" (nothing beats the start) comes back as the

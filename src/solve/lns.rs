@@ -19,7 +19,7 @@
 //! pseudo-random order and each sub-solve has a node limit (its short time limit is only
 //! a safety net).
 
-use super::highs::{self, LiveBound, Mip, MipParams, INF};
+use super::highs::{self, LiveRun, Mip, MipParams, INF};
 use super::milp::{tier_value, verify_rows, CycleModel, Tier};
 use crate::model::NodeId;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +39,7 @@ const SUB_TIME: Duration = Duration::from_millis(400);
 pub struct Until<'a> {
     pub deadline: Instant,
     pub stop: &'a Arc<AtomicBool>,
-    pub live: &'a LiveBound,
+    pub live: &'a LiveRun,
     /// Start with the fixed-groups sub-model (see [`search`]).
     pub fixed_groups_first: bool,
 }
@@ -263,7 +263,7 @@ mod tests {
         assert!(verify_rows(&mip, &start).is_some(), "the start is valid");
         assert_eq!(tier_value(&extra.coefs, &start), 9.0);
         let stop = Arc::new(AtomicBool::new(false));
-        let live = LiveBound::default();
+        let live = LiveRun::default();
         let mut seen = Vec::new();
         let best = search(
             &model,
