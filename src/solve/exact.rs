@@ -450,11 +450,13 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
         }
         // Large models: a neighbourhood search on the second core looks for a better
         // incumbent meanwhile (lns.rs), and stops HiGHS once it meets HiGHS's bound.
-        // Not on the first exact tier: there HiGHS finds good solutions itself, and on
-        // flat-1024 a search beside it cost HiGHS more than it found.
-        let lns_start = incumbent
-            .as_deref()
-            .filter(|_| tier.exact && exact_done > 0 && mip.num_cols() >= super::lns::MIN_COLUMNS && !super::tuning::get().no_lns);
+        // The first exact tier too since the ninth session (it was left out when on
+        // flat-1024 a search beside it cost HiGHS more than it found): HiGHS's root work
+        // there can take a short budget whole. Measured, the same session: flat-256 (25
+        // seeds) 720 -> 741 groups placed at 2 s and 781 -> 787 at 10 s (term 1 proven on
+        // 21 -> 22 of 25), flat-1024 (5 seeds, 10 s) 340 -> 348.
+        let lns_start =
+            incumbent.as_deref().filter(|_| tier.exact && mip.num_cols() >= super::lns::MIN_COLUMNS && !super::tuning::get().no_lns);
         // Terms 1-2 only, with `TESSERA_MIN_PODS=1`: minimum pods per placed group (exact,
         // see the method). Off by default since the eighth session: it made HiGHS faster on
         // the four flat-256 seeds it was chosen on, and slower at the tail of 25 seeds.
