@@ -51,7 +51,8 @@ struct Progress {
     tier_values: Vec<f64>,
     nodes: i64,
     term1_bound: Option<f64>,
-    /// The running tier's live dual bound and objective, while HiGHS works on it.
+    /// The running tier's live state (HiGHS's dual bound and latest improving solution)
+    /// and its objective, while HiGHS works on it.
     live: Option<(Arc<highs::LiveRun>, Vec<(usize, f64)>)>,
 }
 
