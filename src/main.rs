@@ -66,6 +66,10 @@ enum Command {
         /// A YuniKorn queues.yaml (one partition) for the instance's pod groups.
         #[arg(long)]
         queues: Option<PathBuf>,
+        /// Progress on standard error (exact solver): the warm start, each objective tier
+        /// as it is proven or stopped, the deadline.
+        #[arg(long)]
+        progress: bool,
     },
     /// Validate a decision against an instance: hard rules and objective terms 1-3.
     Check {
@@ -215,7 +219,7 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), String> {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues } => {
+        Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues, progress } => {
             if list_solvers {
                 for s in solvers::all() {
                     println!("{:<10} {}", s.name(), s.describe());
@@ -236,7 +240,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             let inst = read_instance(instance.as_deref(), queues.as_deref())?;
-            let cfg = SolveConfig { time_limit, relative_gap: gap, threads, decompose: None };
+            let cfg = SolveConfig { time_limit, relative_gap: gap, threads, decompose: None, progress };
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().map_err(|e| e.to_string())?;
             let d = pool.install(|| s.solve(&inst, &cfg));
             let text = match output {

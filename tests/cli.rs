@@ -102,6 +102,29 @@ fn solve_json_output_is_the_same_decision() {
     assert_eq!(dj.without_timings(), dy.without_timings(), "YAML and JSON outputs carry different decisions");
 }
 
+/// `--progress` reports on standard error, one line per objective tier (quickstart has
+/// four: groups placed, evictions, elastic pods, packing), and changes nothing in the
+/// decision; without it standard error stays empty.
+#[test]
+fn solve_progress_goes_to_stderr_and_changes_nothing() {
+    let q = instance("quickstart.yaml");
+    let plain = tessera(&["solve", s(&q)]);
+    let with = tessera(&["solve", s(&q), "--progress"]);
+    assert_eq!(code(&with), 0, "stderr: {}", stderr(&with));
+    assert_eq!(stderr(&plain), "");
+    let err = stderr(&with);
+    assert!(err.lines().all(|l| l.starts_with("tessera: [")), "{err}");
+    assert!(err.contains("4 pending groups; warm start (greedy) places 3"), "{err}");
+    for tier in
+        ["tier placed@1000+placed@100: proven", "tier evicted@50+evicted@10: proven", "tier extra@1000+extra@100: proven", "tier packing:"]
+    {
+        assert!(err.contains(tier), "no {tier:?} in:\n{err}");
+    }
+    let (dp, dw) = (parse_decision(&stdout(&plain)), parse_decision(&stdout(&with)));
+    assert_quickstart_objective(&dw);
+    assert_eq!(dp.without_timings(), dw.without_timings());
+}
+
 #[test]
 fn solve_out_writes_the_file() {
     let dir = scratch("out");

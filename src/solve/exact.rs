@@ -140,6 +140,13 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             }
         }
     }
+    let say = Say { on: cfg.progress, start };
+    say.line(format_args!(
+        "{} pending groups; warm start ({}) places {}",
+        cycle.pending.len(),
+        if warm_ok { warm_from } else { "rejected" },
+        greedy_a.pods.iter().filter(|p| !p.is_empty()).count()
+    ));
     // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
     let progress =
         Arc::new(Mutex::new(Progress { values: if warm_ok { Some(warm.clone()) } else { None }, gap: 1.0, ..Default::default() }));
@@ -159,7 +166,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
                 let mut cycle = Cycle::new(&inst);
                 cycle.eligible = eligible.0.clone();
                 cycle.notes = eligible.1.clone();
-                run_tiers(&cycle, &model, &progress, start, deadline, rel_gap);
+                run_tiers(&cycle, &model, &progress, (start, deadline), rel_gap, say);
                 let _ = tx.send(());
             })
             .expect("spawn MILP worker");
@@ -189,6 +196,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
                 p.gap = relative_gap(b, val);
             }
         }
+        say.line(format_args!("deadline: the best verified incumbent is returned, gap {:.4} %", 100.0 * p.gap));
     }
 
     let mut undone = 0;
@@ -310,7 +318,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d
 }
 
-fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, start: Instant, deadline: Instant, rel_gap: f64) {
+fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (start, deadline): (Instant, Instant), rel_gap: f64, say: Say) {
     let started = Instant::now();
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
@@ -328,6 +336,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
     let relax_gap = |v: &Option<Vec<f64>>| t1_bound.map(|ub| relative_gap(ub, t1_value(v)));
     if let Some(ub) = t1_bound {
         let inc = t1_value(&incumbent);
+        say.line(format_args!("term-1 relaxation bound {ub} (warm start {inc})"));
         let mut p = progress.lock().unwrap();
         p.gap = relative_gap(ub, inc);
         p.term1_bound = Some(ub);
@@ -387,6 +396,8 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             fix_components(model, &mut mip, tier, inc);
             let mut p = progress.lock().unwrap();
             p.tier_done(format!("{} (proven by the {how})", tier.names.join("+")), start, val);
+            // `+ 0.0`: an `evicted@` tier's maximum is -0.0, printed as 0.
+            say.line(format_args!("tier {}: proven by the {how}, value {}", tier.names.join("+"), val + 0.0));
             exact_done += 1;
             p.proven_exact = proven && exact_done == exact_total && gap == 0.0;
             p.gap = gap;
@@ -540,6 +551,17 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, star
             let mut p = progress.lock().unwrap();
             p.values = incumbent.clone();
             p.nodes += res.nodes;
+        }
+        if say.on {
+            let how = match res.status {
+                MipStatus::Optimal if tier.exact => "proven",
+                MipStatus::Optimal => "best effort, done",
+                _ if !tier.exact => "best effort, its time slice ended",
+                _ if Instant::now() >= tier_deadline => "stopped by the deadline",
+                _ => "stopped",
+            };
+            let value = value.map_or("none".to_string(), |v| v.to_string());
+            say.line(format_args!("tier {}: {how}, value {value}, bound {}", tier.names.join("+"), res.dual_bound));
         }
         // Proven when HiGHS says so with a solution we verified, or when its bound
         // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
@@ -727,4 +749,19 @@ fn relative_gap(bound: f64, incumbent: f64) -> f64 {
     }
     let diff = (bound - incumbent).max(0.0);
     (diff / bound.abs().max(incumbent.abs()).max(1.0)).clamp(0.0, 1.0)
+}
+
+/// `solve --progress`: timestamped lines on standard error, or nothing.
+#[derive(Clone, Copy)]
+struct Say {
+    on: bool,
+    start: Instant,
+}
+
+impl Say {
+    fn line(&self, msg: std::fmt::Arguments) {
+        if self.on {
+            eprintln!("tessera: [{} ms] {msg}", self.start.elapsed().as_millis());
+        }
+    }
 }

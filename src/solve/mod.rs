@@ -19,6 +19,9 @@ pub struct SolveConfig {
     /// Force the topology decomposition on (`Some(true)`) or off; `None`: the rule of
     /// `decompose::applies`. For tests and measurements.
     pub decompose: Option<bool>,
+    /// Progress lines on standard error while the exact solver works (`solve --progress`):
+    /// the warm start, each tier's result, the deadline. Never changes the answer.
+    pub progress: bool,
 }
 
 impl SolveConfig {
