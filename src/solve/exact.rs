@@ -75,6 +75,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let hard_deadline = start + budget;
     let deadline = hard_deadline.checked_sub(reserve).unwrap_or(hard_deadline).max(start);
     let rel_gap = cfg.relative_gap(inst);
+    let say = Say { on: cfg.progress, start };
     let mut cycle = Cycle::new(inst);
     // Topology: screen every (group, domain) pair of a required level and drop the
     // domains a group cannot use even alone (exact; see candidates.rs).
@@ -92,6 +93,11 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         let hint = greedy::best_start(&cycle);
         let remaining = hard_deadline.saturating_duration_since(Instant::now());
         let m = super::decompose::solve_master(&cycle, topo, s, &hint, Instant::now() + remaining * 2 / 5);
+        say.line(format_args!(
+            "master over topology domains: {}, bounds per level {:?} (priority, groups)",
+            if m.proven { "proven" } else { "not proven" },
+            m.bounds
+        ));
         cycle.eligible = super::decompose::restrict(&cycle, &m, &hint);
         master = Some(m);
         full_greedy = Some(hint);
@@ -140,7 +146,6 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             }
         }
     }
-    let say = Say { on: cfg.progress, start };
     say.line(format_args!(
         "{} pending groups; warm start ({}) places {}",
         cycle.pending.len(),
@@ -561,7 +566,8 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                 _ => "stopped",
             };
             let value = value.map_or("none".to_string(), |v| v.to_string());
-            say.line(format_args!("tier {}: {how}, value {value}, bound {}", tier.names.join("+"), res.dual_bound));
+            let bound = if res.dual_bound.is_finite() { res.dual_bound.to_string() } else { "none".to_string() };
+            say.line(format_args!("tier {}: {how}, value {value}, bound {bound}", tier.names.join("+")));
         }
         // Proven when HiGHS says so with a solution we verified, or when its bound
         // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
