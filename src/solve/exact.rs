@@ -146,11 +146,11 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
             }
         }
     }
+    let warm_placed = greedy_a.pods.iter().filter(|p| !p.is_empty()).count();
     say.line(format_args!(
-        "{} pending groups; warm start ({}) places {}",
+        "{} pending groups; warm start ({}) places {warm_placed}",
         cycle.pending.len(),
-        if warm_ok { warm_from } else { "rejected" },
-        greedy_a.pods.iter().filter(|p| !p.is_empty()).count()
+        if warm_ok { warm_from } else { "rejected" }
     ));
     // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
     let progress =
@@ -195,7 +195,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         }
         // Its gap is what the live bound proves.
         if let (Some((live, coefs)), Some(v)) = (&p.live, &p.values) {
-            let b = live.get();
+            let b = live.bound();
             if b.is_finite() {
                 let val = tier_value(coefs, v);
                 p.gap = relative_gap(b, val);
@@ -310,7 +310,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     if let Some(b) = p.term1_bound {
         d.stats.insert("term1Bound".into(), b.into());
     }
-    d.stats.insert("warmStartPlacedGroups".into(), greedy_a.pods.iter().filter(|p| !p.is_empty()).count().into());
+    d.stats.insert("warmStartPlacedGroups".into(), warm_placed.into());
     // A rejected warm start is a modelling bug (the greedy and the MILP disagree on a
     // rule): make it visible rather than silently solving cold.
     d.stats.insert("warmStart".into(), if warm_ok { format!("accepted ({warm_from})") } else { "rejected".to_string() }.into());

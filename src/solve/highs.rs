@@ -154,8 +154,9 @@ pub struct MipParams {
     pub deadline: Instant,
     pub rel_gap: f64,
     pub abs_gap: f64,
-    /// Updated while HiGHS runs with its current dual bound, so a caller that stops
-    /// waiting at the deadline still knows what was proven.
+    /// Updated while HiGHS runs with its current dual bound and latest improving
+    /// solution, so a caller that stops waiting at the deadline still knows what was
+    /// proven and found.
     pub live: Option<std::sync::Arc<LiveRun>>,
     /// Set by another thread to interrupt the solve (checked with the deadline).
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -207,10 +208,11 @@ impl Default for LiveRun {
 }
 
 impl LiveRun {
-    pub fn get(&self) -> f64 {
+    /// The latest dual bound (NaN = none yet).
+    pub fn bound(&self) -> f64 {
         f64::from_bits(self.bound.load(std::sync::atomic::Ordering::Relaxed))
     }
-    pub fn set(&self, v: f64) {
+    fn set_bound(&self, v: f64) {
         self.bound.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
     }
     /// HiGHS's latest improving solution, unchecked (callers verify it).
@@ -259,7 +261,7 @@ extern "C" fn interrupt_cb(
         if let Some(live) = &state.live {
             let b = unsafe { (*out).mip_dual_bound };
             if b.is_finite() {
-                live.set(b);
+                live.set_bound(b);
             }
         }
     }

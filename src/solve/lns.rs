@@ -120,7 +120,7 @@ pub fn search(
                 return found;
             }
             // Proven: nothing above `best_val` exists (integer objective).
-            if live.get() < best_val + 0.999 {
+            if live.bound() < best_val + 0.999 {
                 stop.store(true, Ordering::Relaxed);
                 return found;
             }
