@@ -10,7 +10,7 @@
 //! New pods have no names; messages call the `k`-th entry of a group's placement
 //! `group/task#k` (`k` = index in that placement's `pods` list).
 
-use crate::decision::{Decision, EvictedRow, Objective, PlacedRow, Status};
+use crate::decision::{Decision, EvictedRow, ExtraRow, Objective, PlacedRow, Status};
 use crate::model::{DisruptionMode, GroupId, Instance, NodeId, PodId, Policy, ResourceId, Taint, TaskId, Toleration, PODS};
 use crate::quantity::{self, Scale};
 use std::collections::{BTreeMap, BTreeSet};
@@ -130,7 +130,11 @@ pub fn render(report: &Report) -> String {
         s.push_str(&evicted_rows(&o.evicted_by_priority));
     }
     s.push('\n');
-    s.push_str(&format!("extra pods: {}\n", o.extra_pods));
+    if o.extra_by_priority.is_empty() {
+        s.push_str(&format!("extra pods: {}\n", o.extra_pods));
+    } else {
+        s.push_str(&format!("extra pods: {} (by priority {})\n", o.extra_pods, extra_rows(&o.extra_by_priority)));
+    }
     if report.violations.is_empty() {
         s.push_str("VALID\n");
     } else {
@@ -145,6 +149,10 @@ fn placed_rows(rows: &[PlacedRow]) -> String {
 
 fn evicted_rows(rows: &[EvictedRow]) -> String {
     rows.iter().map(|r| format!("{}: {} pod{}", r.priority, r.pods, if r.pods == 1 { "" } else { "s" })).collect::<Vec<_>>().join(", ")
+}
+
+fn extra_rows(rows: &[ExtraRow]) -> String {
+    rows.iter().map(|r| format!("{}: {}", r.priority, r.pods)).collect::<Vec<_>>().join(", ")
 }
 
 fn qty(inst: &Instance, r: ResourceId, value: i128) -> String {
@@ -875,8 +883,14 @@ fn recompute_objective(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodI
         *ev.entry(inst.pods[p].priority).or_default() += 1;
     }
     let evicted_by_priority = ev.into_iter().rev().filter(|&(_, c)| c > 0).map(|(priority, pods)| EvictedRow { priority, pods }).collect();
-    let extra_pods = pl.placed.iter().map(|&g| pl.listed.get(&g).copied().unwrap_or(0) - inst.min_new_pods(g)).sum();
-    Objective { placed_by_priority, evicted_by_priority, extra_pods }
+    let mut extra: BTreeMap<i64, i64> = BTreeMap::new(); // rank -> extra pods
+    for &g in &pl.placed {
+        *extra.entry(inst.groups[g].rank).or_default() += pl.listed.get(&g).copied().unwrap_or(0) - inst.min_new_pods(g);
+    }
+    let extra_pods = extra.values().sum();
+    let extra_by_priority =
+        extra.into_iter().rev().filter(|&(_, c)| c != 0).map(|(rank, pods)| ExtraRow { priority: inst.level_key(rank), pods }).collect();
+    Objective { placed_by_priority, evicted_by_priority, extra_pods, extra_by_priority }
 }
 
 fn compare_objective(reported: &Objective, actual: &Objective, v: &mut Vec<Violation>) {
@@ -904,6 +918,18 @@ fn compare_objective(reported: &Objective, actual: &Objective, v: &mut Vec<Viola
         v.push(Violation::new(
             0,
             format!("objective misreported: extraPods is {}, the decision gives {}", reported.extra_pods, actual.extra_pods),
+        ));
+    }
+    // `extraByPriority` is optional (decisions written before it have none); when given it
+    // must be right.
+    if !reported.extra_by_priority.is_empty() && reported.extra_by_priority != actual.extra_by_priority {
+        v.push(Violation::new(
+            0,
+            format!(
+                "objective misreported: extraByPriority is [{}], the decision gives [{}]",
+                extra_rows(&reported.extra_by_priority),
+                extra_rows(&actual.extra_by_priority)
+            ),
         ));
     }
 }
@@ -1031,6 +1057,7 @@ pods:
             ],
             evicted_by_priority: vec![],
             extra_pods: 1,
+            extra_by_priority: vec![ExtraRow { priority: 100.into(), pods: 1 }],
         }
     }
 
@@ -1077,13 +1104,30 @@ pods:
         let text = render(&check(&i, &main_valid()));
         assert!(text.contains("placed by priority (placed/pending): 100: 2/2, 10: 1/2"), "{text}");
         assert!(text.contains("evicted by priority: none"), "{text}");
-        assert!(text.contains("extra pods: 1"), "{text}");
+        assert!(text.contains("extra pods: 1 (by priority 100: 1)\n"), "{text}");
         assert!(text.trim_end().ends_with("VALID"), "{text}");
         let mut d = main_valid();
         d.objective.extra_pods = 7;
         let text = render(&check(&i, &d));
         assert!(text.starts_with("rule 0: objective misreported: extraPods is 7, the decision gives 1\n"), "{text}");
         assert!(text.trim_end().ends_with("INVALID (1 violations)"), "{text}");
+    }
+
+    #[test]
+    fn extra_by_priority_is_checked_when_given() {
+        let i = inst(MAIN);
+        // The extra pod is infer's (priority 100); reporting it at 10 is wrong.
+        let mut d = main_valid();
+        d.objective.extra_by_priority = vec![ExtraRow { priority: 10.into(), pods: 1 }];
+        let text = render(&check(&i, &d));
+        assert!(text.starts_with("rule 0: objective misreported: extraByPriority is [10: 1], the decision gives [100: 1]\n"), "{text}");
+        // A decision written before the field existed has no rows: nothing to check.
+        d.objective.extra_by_priority.clear();
+        assert_valid(&check(&i, &d));
+        // It round-trips, and an empty list is not written.
+        let back: Decision = crate::spec::from_text(&main_valid().to_yaml()).unwrap();
+        assert_eq!(back.objective, main_objective());
+        assert!(!d.to_yaml().contains("extraByPriority"), "{}", d.to_yaml());
     }
 
     // ----- rule 0
@@ -1540,6 +1584,7 @@ pods:
                 placed_by_priority: vec![PlacedRow { priority: 100.into(), placed: 1, pending: 2 }],
                 evicted_by_priority: vec![EvictedRow { priority: 5, pods: 2 }],
                 extra_pods: 0,
+                extra_by_priority: vec![],
             }
         );
     }

@@ -27,7 +27,7 @@
 //!   the verdict carries those.
 
 use crate::check;
-use crate::decision::{Decision, EvictedRow, Objective, PlacedRow, Status};
+use crate::decision::{Decision, EvictedRow, ExtraRow, Objective, PlacedRow, Status};
 use crate::model::Instance;
 use crate::solve::{SolveConfig, Solver};
 use serde::Serialize;
@@ -72,6 +72,9 @@ pub struct Row {
     /// Pods evicted per priority level, highest first (recomputed by `check`).
     pub evicted_by_priority: Vec<EvictedRow>,
     pub extra_pods: i64,
+    /// Extra pods per level of term 1, highest first (recomputed by `check`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extra_by_priority: Vec<ExtraRow>,
     pub placed: i64,
     pub victims: i64,
     /// Wall-clock time of `solve`, milliseconds (the check is not timed).
@@ -197,6 +200,10 @@ fn first_difference(o: &Objective, exact: &Objective) -> (String, String) {
     if let Some((l, d)) = diff_levels(ev(o), ev(exact)) {
         return ("victims".into(), format!("victims@{l} {d:+}"));
     }
+    let ex = |x: &Objective| x.extra_by_priority.iter().map(|r| (r.priority.clone(), r.pods)).collect::<BTreeMap<_, _>>();
+    if let Some((l, d)) = diff_levels(ex(o), ex(exact)) {
+        return ("extra".into(), format!("extra@{l} {d:+}"));
+    }
     ("extra".into(), format!("extra {:+}", o.extra_pods - exact.extra_pods))
 }
 
@@ -231,6 +238,7 @@ pub fn run_one(name: &str, inst: &Instance, solver: &dyn Solver, cfg: &SolveConf
         placed_by_priority: o.placed_by_priority.clone(),
         evicted_by_priority: o.evicted_by_priority.clone(),
         extra_pods: o.extra_pods,
+        extra_by_priority: o.extra_by_priority.clone(),
         placed: total_placed(o),
         victims: o.evicted_by_priority.iter().map(|r| r.pods).sum(),
         millis,
@@ -249,6 +257,7 @@ fn relate_to_exact(rows: &mut [Row]) {
         placed_by_priority: rows[e].placed_by_priority.clone(),
         evicted_by_priority: rows[e].evicted_by_priority.clone(),
         extra_pods: rows[e].extra_pods,
+        extra_by_priority: rows[e].extra_by_priority.clone(),
     };
     let exact_placed = rows[e].placed;
     for r in rows.iter_mut() {
@@ -256,6 +265,7 @@ fn relate_to_exact(rows: &mut [Row]) {
             placed_by_priority: r.placed_by_priority.clone(),
             evicted_by_priority: r.evicted_by_priority.clone(),
             extra_pods: r.extra_pods,
+            extra_by_priority: r.extra_by_priority.clone(),
         };
         r.vs_exact = Some(verdict(&o, &exact));
         r.placed_gap = Some(placed_gap(r.placed, exact_placed));

@@ -81,6 +81,15 @@ pub struct EvictedRow {
     pub pods: i64,
 }
 
+/// Pods placed beyond the minimums at one level of term 1 (an extension of the spec's
+/// format: `extraPods` is the sum of these rows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExtraRow {
+    pub priority: PriorityKey,
+    pub pods: i64,
+}
+
 /// Terms 1-3 of the objective, as reported.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -91,6 +100,11 @@ pub struct Objective {
     pub evicted_by_priority: Vec<EvictedRow>,
     #[serde(default)]
     pub extra_pods: i64,
+    /// Term 3 per level of term 1, highest first; levels with no extra pods are left out.
+    /// Term 3 is lexicographic over these levels, so `extraPods` alone cannot rank two
+    /// decisions. Optional on input: decisions written before it existed have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_by_priority: Vec<ExtraRow>,
 }
 
 impl Objective {
@@ -119,6 +133,24 @@ impl Objective {
             let c = b.get(&l).unwrap_or(&0).cmp(a.get(&l).unwrap_or(&0));
             if c != Ordering::Equal {
                 return c;
+            }
+        }
+        // Term 3 level by level when both sides list their levels (rows that add up to
+        // `extraPods`); a decision without the rows can only be compared by the total.
+        let rows_complete = |o: &Objective| o.extra_by_priority.iter().map(|r| r.pods).sum::<i64>() == o.extra_pods;
+        if rows_complete(self) && rows_complete(other) {
+            let ex = |o: &Objective| -> BTreeMap<PriorityKey, i64> {
+                o.extra_by_priority.iter().map(|r| (r.priority.clone(), r.pods)).collect()
+            };
+            let (a, b) = (ex(self), ex(other));
+            let mut levels: Vec<PriorityKey> = a.keys().chain(b.keys()).cloned().collect();
+            levels.sort_unstable_by(|x, y| y.cmp(x));
+            levels.dedup();
+            for l in levels {
+                let c = a.get(&l).unwrap_or(&0).cmp(b.get(&l).unwrap_or(&0));
+                if c != Ordering::Equal {
+                    return c;
+                }
             }
         }
         self.extra_pods.cmp(&other.extra_pods)
@@ -189,5 +221,45 @@ impl Decision {
         let mut d = self.clone();
         d.stats.retain(|k, _| !k.ends_with("Millis"));
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    fn objective(extra: &[(i64, i64)], total: i64) -> Objective {
+        Objective {
+            placed_by_priority: vec![
+                PlacedRow { priority: 100.into(), placed: 1, pending: 1 },
+                PlacedRow { priority: 10.into(), placed: 1, pending: 1 },
+            ],
+            evicted_by_priority: vec![],
+            extra_pods: total,
+            extra_by_priority: extra.iter().map(|&(priority, pods)| ExtraRow { priority: priority.into(), pods }).collect(),
+        }
+    }
+
+    #[test]
+    fn term3_is_compared_level_by_level() {
+        // 2 extra pods at priority 100 beat 3 at priority 10 (semantics.md term 3:
+        // higher priority first), although the total is smaller.
+        let (hi, lo) = (objective(&[(100, 2)], 2), objective(&[(10, 3)], 3));
+        assert_eq!(hi.compare(&lo), Ordering::Greater);
+        assert_eq!(lo.compare(&hi), Ordering::Less);
+        // Equal at 100, then the lower level decides.
+        let (a, b) = (objective(&[(100, 2), (10, 1)], 3), objective(&[(100, 2)], 2));
+        assert_eq!(a.compare(&b), Ordering::Greater);
+        assert_eq!(a.compare(&a.clone()), Ordering::Equal);
+    }
+
+    #[test]
+    fn term3_without_levels_falls_back_to_the_total() {
+        // A decision written before `extraByPriority` existed lists no rows: only the
+        // totals can be compared.
+        let (old, lo) = (objective(&[], 2), objective(&[(10, 3)], 3));
+        assert_eq!(old.compare(&lo), Ordering::Less);
+        assert_eq!(lo.compare(&old), Ordering::Greater);
     }
 }

@@ -121,6 +121,7 @@ fn ffd_is_never_better_than_exact() {
             placed_by_priority: x.placed_by_priority.clone(),
             evicted_by_priority: x.evicted_by_priority.clone(),
             extra_pods: x.extra_pods,
+            extra_by_priority: x.extra_by_priority.clone(),
         };
         assert_ne!(obj(e).compare(&obj(f)), std::cmp::Ordering::Less, "{inst}: ffd better than exact");
         assert!(!matches!(f.vs_exact, Some(Verdict::Better { .. })), "{inst}: {:?}", f.vs_exact);
@@ -138,6 +139,7 @@ fn verdict_names_the_first_term_where_it_loses() {
             .collect(),
         evicted_by_priority: ev.iter().map(|&(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
+        extra_by_priority: vec![],
     };
     let exact = o(&[(1000, 3, 4), (100, 5, 9)], &[(0, 2)], 4);
     // Short at the highest level, though it places more low-priority groups.

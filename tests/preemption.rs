@@ -37,6 +37,7 @@ fn objective(placed: &[(i64, i64, i64)], evicted: &[(i64, i64)], extra: i64) -> 
             .collect(),
         evicted_by_priority: evicted.iter().map(|&(priority, pods)| EvictedRow { priority, pods }).collect(),
         extra_pods: extra,
+        extra_by_priority: vec![],
     }
 }
 

@@ -626,14 +626,17 @@ fn determinism_across_threads() {
 // The reference itself, on hand-computed instances
 // ---------------------------------------------------------------------------------------
 
-fn objective(rows: &[(i64, i64, i64)], extra: i64) -> Objective {
+/// `rows`: (priority, placed, pending); `extra`: (priority, extra pods) for the levels
+/// with any.
+fn objective(rows: &[(i64, i64, i64)], extra: &[(i64, i64)]) -> Objective {
     Objective {
         placed_by_priority: rows
             .iter()
             .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority: priority.into(), placed, pending })
             .collect(),
         evicted_by_priority: vec![],
-        extra_pods: extra,
+        extra_pods: extra.iter().map(|e| e.1).sum(),
+        extra_by_priority: extra.iter().map(|&(priority, pods)| tessera::decision::ExtraRow { priority: priority.into(), pods }).collect(),
     }
 }
 
@@ -660,7 +663,7 @@ podGroups:
     policy: basic
     tasks: [{name: w, count: 3, requests: {cpu: "2"}}]
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (0, 1, 1)], 1));
+    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (0, 1, 1)], &[(0, 1)]));
 
     // One 4-cpu node: hi (3 cpu) beats two lower groups (2 cpu each) together.
     let yaml = r#"
@@ -670,7 +673,7 @@ podGroups:
   - {name: lo1, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
   - {name: lo2, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (0, 0, 2)], 0));
+    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (0, 0, 2)], &[]));
 }
 
 #[test]
@@ -690,10 +693,10 @@ pods: [{name: p0, node: n0, requests: {cpu: "1"}}]
     // extra@100, extra@10.
     let r = reference::solve_with(&inst, reference::Term3::ByPriority);
     assert_eq!(r.key, vec![1, 1, 0, 1, 0]);
-    assert_eq!(r.objective, objective(&[(100, 1, 1), (10, 1, 1)], 1));
+    assert_eq!(r.objective, objective(&[(100, 1, 1), (10, 1, 1)], &[(100, 1)]));
     let r = reference::solve_with(&inst, reference::Term3::Total);
     assert_eq!(r.key, vec![1, 1, 0, 2]);
-    assert_eq!(r.objective, objective(&[(100, 1, 1), (10, 1, 1)], 2));
+    assert_eq!(r.objective, objective(&[(100, 1, 1), (10, 1, 1)], &[(10, 2)]));
 }
 
 fn with_evictions(mut o: Objective, rows: &[(i64, i64)]) -> Objective {
@@ -719,13 +722,13 @@ OPTIONS"#;
     let yaml = base.replace("PP ", "").replace("OPTIONS", "");
     let inst = Instance::from_text(&yaml).unwrap();
     let r = reference::solve(&inst);
-    assert_eq!(r.objective, with_evictions(objective(&[(10, 1, 1)], 0), &[(0, 2)]));
+    assert_eq!(r.objective, with_evictions(objective(&[(10, 1, 1)], &[]), &[(0, 2)]));
     assert_eq!(r.best_evicted, vec!["a0".to_string(), "a1".to_string()]);
     // preemptionPolicy Never, or preemption off: hi stays pending, nothing is evicted.
     let yaml = base.replace("PP ", "preemptionPolicy: Never, ").replace("OPTIONS", "");
-    assert_eq!(reference_of(&yaml), objective(&[(10, 0, 1)], 0));
+    assert_eq!(reference_of(&yaml), objective(&[(10, 0, 1)], &[]));
     let yaml = base.replace("PP ", "").replace("OPTIONS", "options: {preemption: false}");
-    assert_eq!(reference_of(&yaml), objective(&[(10, 0, 1)], 0));
+    assert_eq!(reference_of(&yaml), objective(&[(10, 0, 1)], &[]));
 
     // g (prio 10) fits without evicting p (prio 7); h (prio 5) would fit only if p were
     // evicted, but h cannot preempt p and g does not need p's room: no eviction, h pending.
@@ -736,11 +739,11 @@ podGroups:
   - {name: h, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: "2"}}]}
 pods: [{name: p, node: n0, priority: 7, requests: {cpu: "2"}}]
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (5, 0, 1)], 0));
+    assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (5, 0, 1)], &[]));
     // The weaker reading (any placed group that outranks p and has pods on n0 may name it)
     // would let h in.
     let weak = reference::solve_opts(&Instance::from_text(yaml).unwrap(), reference::Term3::ByPriority, reference::Rule6::Weak);
-    assert_eq!(weak.objective, with_evictions(objective(&[(10, 1, 1), (5, 1, 1)], 0), &[(7, 1)]));
+    assert_eq!(weak.objective, with_evictions(objective(&[(10, 1, 1), (5, 1, 1)], &[]), &[(7, 1)]));
 
     // Term 2 before term 3: g needs one victim for its t1 pod; evicting p0 (2 cpu) instead
     // of p1 (250m) also makes room for one elastic t0 pod -> 1 eviction, extra 1. Evicting
@@ -758,7 +761,7 @@ pods:
   - {name: p1, node: n0, requests: {cpu: 250m}}
   - {name: p2, node: n0, requests: {cpu: "1"}}
 "#;
-    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1)], 1), &[(0, 1)]));
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1)], &[(1, 1)]), &[(0, 1)]));
 
     // Which victim matters: n0 (4 cpu) and n1 (2 cpu) are full of prio-0 pods. hi (1 cpu)
     // evicts one pod; choosing p0 (2 cpu, still needed by hi: 2 + 1 + 1 + 1 > 4) leaves
@@ -774,7 +777,7 @@ pods:
   - {name: p2, node: n0, requests: {cpu: "1"}}
   - {name: p3, node: n1, requests: {cpu: "2"}}
 "#;
-    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1), (0, 1, 1)], 0), &[(0, 1)]));
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(1, 1, 1), (0, 1, 1)], &[]), &[(0, 1)]));
 
     // A victim in a pending group: evicting m (member of lo) keeps lo from being placed.
     // hi (prio 10, 3 cpu) needs m's cpu; lo (prio 0) loses its member -> unplaced.
@@ -786,7 +789,7 @@ podGroups:
   - {name: lo, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: "1"}}]}
 pods: [{name: m, node: n0, podGroup: lo, requests: {cpu: "2"}}]
 "#;
-    assert_eq!(reference_of(yaml), with_evictions(objective(&[(10, 1, 1), (0, 0, 1)], 0), &[(0, 1)]));
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(10, 1, 1), (0, 0, 1)], &[]), &[(0, 1)]));
 
     // disruptionMode PodGroup: evicting one member evicts both (one on each node).
     let yaml = r#"
@@ -798,7 +801,7 @@ pods:
   - {name: r0, node: n0, podGroup: run, requests: {cpu: "1"}}
   - {name: r1, node: n1, podGroup: run, requests: {cpu: "1"}}
 "#;
-    assert_eq!(reference_of(yaml), with_evictions(objective(&[(10, 1, 1)], 0), &[(0, 2)]));
+    assert_eq!(reference_of(yaml), with_evictions(objective(&[(10, 1, 1)], &[]), &[(0, 2)]));
 }
 
 #[test]
@@ -821,7 +824,7 @@ podGroups:
 pods:
   - {name: p0, node: n1, requests: {cpu: "1", nvidia.com/gpu: 500m}, deviceIds: {nvidia.com/gpu: [0]}}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(5, 2, 2)], 0));
+    assert_eq!(reference_of(yaml), objective(&[(5, 2, 2)], &[]));
 
     // 700m bound on device 0 (first fit). 3 x 400m: 1900m <= 2000m in total, but device 0
     // has only 300m left, device 1 takes two -> 2 pods, extra 1.
@@ -832,7 +835,7 @@ podGroups:
   - {name: c, policy: basic, tasks: [{name: w, count: 3, requests: {nvidia.com/gpu: 400m}}]}
 pods: [{name: p0, node: n1, requests: {nvidia.com/gpu: 700m}}]
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(0, 1, 1)], 1));
+    assert_eq!(reference_of(yaml), objective(&[(0, 1, 1)], &[(0, 1)]));
 
     // Gang of 2 x 2 GPUs on a node with 3 free devices: needs 4 -> unplaced.
     let yaml = r#"
@@ -841,7 +844,7 @@ nodes: [{name: n1, allocatable: {nvidia.com/gpu: 3}}]
 podGroups:
   - {name: d, tasks: [{name: w, count: 2, requests: {nvidia.com/gpu: 2}}]}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(0, 0, 1)], 0));
+    assert_eq!(reference_of(yaml), objective(&[(0, 0, 1)], &[]));
 }
 
 #[test]
@@ -874,7 +877,7 @@ podGroups:
 pods:
   - {name: m0, node: n2, podGroup: g, task: w, requests: {cpu: "1"}}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(2, 0, 1), (1, 0, 1), (0, 1, 1)], 1));
+    assert_eq!(reference_of(yaml), objective(&[(2, 0, 1), (1, 0, 1), (0, 1, 1)], &[(0, 1)]));
 }
 
 #[test]
@@ -900,7 +903,7 @@ podGroups:
     tasks:
       - {name: w, count: 3, requests: {cpu: "1"}, tolerations: [{operator: Exists}]}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(0, 2, 2)], 2));
+    assert_eq!(reference_of(yaml), objective(&[(0, 2, 2)], &[(0, 2)]));
 
     // A gang whose task count 3 is not a multiple of its slice size 2 can place at most
     // 2 pods: with minCount 3 it is never placed.
@@ -909,7 +912,7 @@ nodes: [{name: n1, allocatable: {cpu: "8"}}]
 podGroups:
   - {name: s, tasks: [{name: w, count: 3, requests: {cpu: "1"}, slice: {topology: kubernetes.io/hostname, size: 2}}]}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(0, 0, 1)], 0));
+    assert_eq!(reference_of(yaml), objective(&[(0, 0, 1)], &[]));
 }
 
 #[test]
@@ -936,7 +939,7 @@ pods:
   - {name: m0, node: n2, podGroup: g, requests: {cpu: "1"}}
   - {name: m1, node: n2, podGroup: g, requests: {cpu: "1"}}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(0, 2, 2)], 2));
+    assert_eq!(reference_of(yaml), objective(&[(0, 2, 2)], &[(0, 2)]));
 
     // A gang with group minCount 5 > count 2 + 2 bound members can never be placed.
     let yaml = r#"
@@ -947,7 +950,7 @@ pods:
   - {name: m0, node: n1, podGroup: g, requests: {cpu: "1"}}
   - {name: m1, node: n1, podGroup: g, requests: {cpu: "1"}}
 "#;
-    assert_eq!(reference_of(yaml), objective(&[(0, 0, 1)], 0));
+    assert_eq!(reference_of(yaml), objective(&[(0, 0, 1)], &[]));
 }
 
 #[test]
@@ -1239,7 +1242,7 @@ podGroups:
   - {name: g2, queue: root.p.b, tasks: [{name: t, count: 2, requests: {cpu: "1"}}]}
 "#,
     );
-    assert_eq!(r.objective, objective(&[(10, 1, 1), (0, 0, 1)], 0));
+    assert_eq!(r.objective, objective(&[(10, 1, 1), (0, 0, 1)], &[]));
     assert_eq!(r.best_new_pods, vec![("g1".to_string(), 0), ("g2".to_string(), 2)]);
 
     // g3's minimum (4 cpu) is above p's max 3: rejected although it outranks g4; the basic
@@ -1259,7 +1262,7 @@ podGroups:
   - {name: g5, queue: root.p.f, priority: 10, tasks: [{name: t, count: 1, requests: {cpu: "1"}}]}
 "#,
     );
-    assert_eq!(r.objective, objective(&[(10, 0, 2), (0, 1, 1)], 2));
+    assert_eq!(r.objective, objective(&[(10, 0, 2), (0, 1, 1)], &[(0, 2)]));
     assert!(r.witness.unplaced.iter().all(|u| u.reason.starts_with("rejected")), "{:?}", r.witness.unplaced);
 
     // Quota freed by evictions inside the queue: a's max 2 is full of r's pods; g needs both
@@ -1282,17 +1285,17 @@ pods:
   - {name: r-0, node: n1, podGroup: r, requests: {cpu: "1"}}
   - {name: r-1, node: n1, podGroup: r, requests: {cpu: "1"}}
 "#;
-    let placed_evicting_both = with_evictions(objective(&[(10, 1, 1)], 0), &[(0, 2)]);
+    let placed_evicting_both = with_evictions(objective(&[(10, 1, 1)], &[]), &[(0, 2)]);
     assert_eq!(solve(quota_freed).objective, placed_evicting_both);
     // YuniKorn: b is below its guarantee (0 < 1) and a has none to protect: same answer.
     let yunikorn = format!("{quota_freed}options: {{preemptionModel: yunikorn}}\n");
     assert_eq!(solve(&yunikorn).objective, placed_evicting_both);
     // ... unless a disables preemption of its pods: g cannot be placed at all.
     let disabled = yunikorn.replace("- {name: a}", "- {name: a, properties: {preemption.policy: disabled}}");
-    assert_eq!(solve(&disabled).objective, objective(&[(10, 0, 1)], 0));
+    assert_eq!(solve(&disabled).objective, objective(&[(10, 0, 1)], &[]));
     // ... or g's queue is not below a guarantee (b's guarantee moved to a).
     let not_below = yunikorn
         .replace("- {name: a}", "- {name: a, resources: {guaranteed: {vcore: 1}}}")
         .replace("- {name: b, resources: {guaranteed: {vcore: 1}}}", "- {name: b}");
-    assert_eq!(solve(&not_below).objective, objective(&[(10, 0, 1)], 0));
+    assert_eq!(solve(&not_below).objective, objective(&[(10, 0, 1)], &[]));
 }

@@ -37,13 +37,13 @@ impl Assignment {
 /// Terms 1-3 of an assignment (the solver's own count; `check` recounts independently).
 pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Objective {
     let mut rows: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
-    let mut extra = 0;
+    let mut extra: BTreeMap<i64, i64> = BTreeMap::new();
     for g in inst.pending_groups() {
         let e = rows.entry(inst.groups[g].rank).or_default();
         e.1 += 1;
         if a.is_placed(g) {
             e.0 += 1;
-            extra += a.pods[g].len() as i64 - inst.min_new_pods(g);
+            *extra.entry(inst.groups[g].rank).or_default() += a.pods[g].len() as i64 - inst.min_new_pods(g);
         }
     }
     let _ = &victims;
@@ -60,7 +60,13 @@ pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Obj
             .map(|(rank, (placed, pending))| PlacedRow { priority: inst.level_key(rank), placed, pending })
             .collect(),
         evicted_by_priority: evicted.into_iter().rev().map(|(priority, pods)| EvictedRow { priority, pods }).collect(),
-        extra_pods: extra,
+        extra_pods: extra.values().sum(),
+        extra_by_priority: extra
+            .into_iter()
+            .rev()
+            .filter(|&(_, pods)| pods != 0)
+            .map(|(rank, pods)| ExtraRow { priority: inst.level_key(rank), pods })
+            .collect(),
     }
 }
 

@@ -557,9 +557,15 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
             p.values = incumbent.clone();
             p.nodes += res.nodes;
         }
+        // Proven when HiGHS says so with a solution we verified, or when its bound
+        // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
+        // nothing better found while the bound already meets the incumbent.
+        let bound_meets = tier.exact && rel_gap == 0.0 && res.dual_bound.is_finite() && value.is_some_and(|v| res.dual_bound < v + 0.999);
+        let done = (res.status == MipStatus::Optimal && improved) || bound_meets;
         if say.on {
             let how = match res.status {
                 MipStatus::Optimal if tier.exact => "proven",
+                _ if done => "proven (the search met HiGHS's bound)",
                 MipStatus::Optimal => "best effort, done",
                 _ if !tier.exact => "best effort, its time slice ended",
                 _ if Instant::now() >= tier_deadline => "stopped by the deadline",
@@ -569,11 +575,6 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
             let bound = if res.dual_bound.is_finite() { res.dual_bound.to_string() } else { "none".to_string() };
             say.line(format_args!("tier {}: {how}, value {value}, bound {bound}", tier.names.join("+")));
         }
-        // Proven when HiGHS says so with a solution we verified, or when its bound
-        // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
-        // nothing better found while the bound already meets the incumbent.
-        let bound_meets = tier.exact && rel_gap == 0.0 && res.dual_bound.is_finite() && value.is_some_and(|v| res.dual_bound < v + 0.999);
-        let done = (res.status == MipStatus::Optimal && improved) || bound_meets;
         if tier.exact && !done {
             proven = false;
             if let Some(val) = value {

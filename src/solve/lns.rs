@@ -21,7 +21,7 @@
 
 use super::highs::{self, LiveRun, Mip, MipParams, INF};
 use super::milp::{tier_value, verify_rows, CycleModel, Tier};
-use crate::model::NodeId;
+use crate::model::{GroupId, NodeId};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -98,7 +98,67 @@ pub fn search(
     }
     // (Whether that met HiGHS's bound is checked, like after every sub-model, at the top
     // of the loop.)
+    // Group moves, in cycles with victims. A gang's pods span more nodes than a block, so
+    // each round first frees, one group at a time, every pod column of one group (and
+    // every column without a node: evictions, group decisions, domains):
+    // - in an eviction tier (its objective is on eviction columns only), the groups whose
+    //   pods sit where the incumbent evicts, most costly first: a costly eviction goes
+    //   away only when its preemptor moves;
+    // - in a tier of groups placed (the first), the groups left out, by their weight: with
+    //   evictions free in that tier, a left-out group can often make its own room.
+    let eviction_cols: std::collections::HashSet<usize> = model.eviction_nodes().iter().map(|&(c, _)| c).collect();
+    let y_group: std::collections::HashMap<usize, GroupId> = model.group_columns().into_iter().map(|(g, c)| (c, g)).collect();
+    let eviction_tier = !coefs.is_empty() && coefs.iter().all(|(c, _)| eviction_cols.contains(c));
+    let placement_tier = !eviction_cols.is_empty() && !coefs.is_empty() && coefs.iter().all(|(c, _)| y_group.contains_key(c));
+    let col_group = if eviction_tier || placement_tier { model.column_groups() } else { Vec::new() };
     loop {
+        let mut improved = false;
+        let mut solves = 0;
+        let round_start = Instant::now();
+        let movers: Vec<Vec<GroupId>> = if eviction_tier {
+            preemptors_by_cost(model, coefs, &best, &col_node, &col_group).into_iter().map(|g| vec![g]).collect()
+        } else if placement_tier {
+            // Each left-out group alone, then with each placed group (which may have to
+            // make room for it).
+            let mut left_out: Vec<(f64, GroupId)> = coefs.iter().filter(|&&(c, _)| best[c] < 0.5).map(|&(c, a)| (a, y_group[&c])).collect();
+            left_out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let placed: Vec<GroupId> = coefs.iter().filter(|&&(c, _)| best[c] >= 0.5).map(|&(c, _)| y_group[&c]).collect();
+            let mut m: Vec<Vec<GroupId>> = left_out.iter().map(|&(_, g)| vec![g]).collect();
+            for &(_, g) in &left_out {
+                m.extend(placed.iter().map(|&h| vec![g, h]));
+            }
+            m
+        } else {
+            Vec::new()
+        };
+        for moving in movers {
+            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || live.bound() < best_val + 0.999 {
+                break;
+            }
+            // The group's pod columns everywhere, the node-wide device columns (whole
+            // devices), and the columns without a node (evictions, domains, slices).
+            let free: Vec<bool> =
+                (0..col_node.len()).map(|c| col_node[c].is_none() || col_group[c].is_none_or(|h| moving.contains(&h))).collect();
+            let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, best_val + 0.5) else {
+                continue;
+            };
+            let params = MipParams {
+                max_nodes: Some(SUB_NODES),
+                stop: Some(Arc::clone(stop)),
+                ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999)
+            };
+            let res = highs::solve(&sub, None, &params);
+            solves += 1;
+            if let Some((v, val)) = strictly_better(mip, coefs, &best, best_val, &cols, &res.values) {
+                (best, best_val) = (v, val);
+                on_better(&best);
+                found = Some(best.clone());
+                improved = true;
+            }
+        }
+        if super::tuning::get().debug && (eviction_tier || placement_tier) {
+            eprintln!("lns: {solves} group moves: best {best_val}");
+        }
         let mut order = targets.clone();
         for i in (1..order.len()).rev() {
             rng ^= rng << 13;
@@ -106,9 +166,6 @@ pub fn search(
             rng ^= rng << 17;
             order.swap(i, (rng % (i as u64 + 1)) as usize);
         }
-        let mut improved = false;
-        let mut solves = 0;
-        let round_start = Instant::now();
         for chunk in order.chunks(block) {
             if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
                 if super::tuning::get().debug {
@@ -159,6 +216,42 @@ pub fn search(
             block = (block * 2).min(MAX_BLOCK);
         }
     }
+}
+
+/// Placed groups with a pod on a node where `best` evicts a unit that the tier counts,
+/// by the tier weight of those evictions (each unit counted once per group), highest
+/// first, then by group id.
+fn preemptors_by_cost(
+    model: &CycleModel,
+    coefs: &[(usize, f64)],
+    best: &[f64],
+    col_node: &[Option<NodeId>],
+    col_group: &[Option<GroupId>],
+) -> Vec<GroupId> {
+    let weight: std::collections::HashMap<usize, f64> = coefs.iter().map(|&(c, a)| (c, a.abs())).collect();
+    // Per node: the evicted units (their weight) with a pod there.
+    let max_node = col_node.iter().flatten().copied().max().unwrap_or(0);
+    let mut evicted_on: Vec<Vec<(usize, f64)>> = vec![Vec::new(); max_node + 1];
+    for (c, nodes) in model.eviction_nodes() {
+        let Some(&w) = weight.get(c) else { continue };
+        if best[*c] > 0.5 {
+            for &n in nodes.iter().filter(|&&n| n <= max_node) {
+                evicted_on[n].push((*c, w));
+            }
+        }
+    }
+    let mut seen: std::collections::BTreeMap<GroupId, std::collections::BTreeMap<usize, f64>> = Default::default();
+    for c in 0..best.len() {
+        if let (Some(n), Some(g)) = (col_node[c], col_group[c]) {
+            if best[c] > 0.5 {
+                seen.entry(g).or_default().extend(evicted_on[n].iter().copied());
+            }
+        }
+    }
+    let mut cost: Vec<(f64, GroupId)> =
+        seen.into_iter().map(|(g, units)| (units.values().sum::<f64>(), g)).filter(|&(w, _)| w > 0.0).collect();
+    cost.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    cost.into_iter().map(|(_, g)| g).collect()
 }
 
 /// `best` with the sub-model's `values` put back at its columns `cols`, if that passes
@@ -289,5 +382,104 @@ mod tests {
     #[test]
     fn the_fixed_groups_sub_model_reaches_the_optimum_in_one_step() {
         assert_eq!(repack(true), vec![19.0]);
+    }
+
+    /// 120 nodes of 4 cpu in two racks of 60: r1 = n000-n059, r2 = n060-n119. `bound(n)`
+    /// gives the bound pod on node n (name, priority), if any; `groups` is the YAML of
+    /// the pending groups. Every pending group wants 60 pods of 4 cpu in one rack.
+    fn two_racks(bound: &dyn Fn(usize) -> Option<(String, i64)>, groups: &str) -> Instance {
+        let mut yaml = String::from("topology: {levels: [example.com/rack]}\nnodes:\n");
+        for i in 0..120 {
+            let rack = if i < 60 { "r1" } else { "r2" };
+            yaml.push_str(&format!("  - {{name: n{i:03}, labels: {{example.com/rack: {rack}}}, allocatable: {{cpu: \"4\"}}}}\n"));
+        }
+        yaml.push_str("pods:\n");
+        for i in 0..120 {
+            if let Some((name, prio)) = bound(i) {
+                yaml.push_str(&format!("  - {{name: {name}, node: n{i:03}, priority: {prio}, requests: {{cpu: \"4\"}}}}\n"));
+            }
+        }
+        yaml.push_str(groups);
+        Instance::from_text(&yaml).unwrap()
+    }
+
+    fn gang(name: &str, priority: i64) -> String {
+        format!(
+            "  - {{name: {name}, priority: {priority}, topology: {{required: example.com/rack}}, tasks: [{{name: w, count: 60, requests: {{cpu: \"4\"}}}}]}}\n"
+        )
+    }
+
+    /// `g`'s 60 pods on one rack (nodes `first..first + 60`), evicting `evicted`.
+    fn on_rack(cycle: &Cycle, a: &mut Assignment, g: GroupId, first: usize, evicted: &[&str]) {
+        let inst = cycle.inst;
+        let t = inst.groups[g].tasks[0];
+        a.pods[g] = (first..first + 60).map(|n| NewPod { task: t, node: n, devices: Default::default() }).collect();
+        let l = inst.level_id("example.com/rack").unwrap();
+        a.domain[g] = cycle.domain_of[l][first];
+        for (u, unit) in cycle.victims.iter().enumerate() {
+            if unit.pods.iter().any(|&p| evicted.iter().any(|pre| inst.pods[p].name.starts_with(pre))) {
+                a.evicted.push(u);
+            }
+        }
+    }
+
+    fn run(model: &CycleModel, mip: &Mip, tier: &Tier, start: &[f64]) -> Option<Vec<f64>> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let live = LiveRun::default();
+        let until = Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live, fixed_groups_first: false };
+        search(model, mip, tier, start, until, &mut |_| {})
+    }
+
+    /// The eviction tier: `g` (priority 1000) sits on r1, evicting sixty priority-100 pods;
+    /// on r2 it would evict priority-0 pods instead, which that tier does not count. Moving
+    /// means moving all 60 pods at once (one rack), more than the largest block (48
+    /// nodes) holds: only the group move gets there.
+    #[test]
+    fn a_group_move_takes_a_gang_to_cheaper_victims() {
+        let inst = two_racks(
+            &|i| Some(if i < 60 { (format!("mid-{i}"), 100) } else { (format!("low-{i}"), 0) }),
+            &format!("podGroups:\n{}", gang("g", 1000)),
+        );
+        let cycle = Cycle::new(&inst);
+        let model = CycleModel::build(&cycle);
+        let g = inst.group_id("g").unwrap();
+        let (mut start, mut best) = (Assignment::empty(&inst), Assignment::empty(&inst));
+        on_rack(&cycle, &mut start, g, 0, &["mid-"]);
+        on_rack(&cycle, &mut best, g, 60, &["low-"]);
+        let (start, best) = (model.values_of(&cycle, &start), model.values_of(&cycle, &best));
+        let tiers = model.tiers();
+        let placed = tiers.iter().find(|t| t.names.iter().all(|n| n.starts_with("placed@"))).unwrap();
+        let evicted = tiers.iter().find(|t| t.names.iter().any(|n| n == "evicted@100")).unwrap();
+        let mut mip = model.mip.clone();
+        mip.add_row(0.5, INF, placed.coefs.clone());
+        assert!(verify_rows(&mip, &start).is_some() && verify_rows(&mip, &best).is_some());
+        assert!(tier_value(&evicted.coefs, &best) > tier_value(&evicted.coefs, &start));
+        let found = run(&model, &mip, evicted, &start).expect("the move to r2 is better");
+        assert_eq!(tier_value(&evicted.coefs, &found), tier_value(&evicted.coefs, &best));
+        assert!(verify_rows(&mip, &found).is_some());
+    }
+
+    /// The tier of groups placed: `a` (priority 1000) holds the empty rack r1; `b`
+    /// (priority 100) is left out, since r2 is full of priority-500 pods that only `a` may
+    /// evict. Placing both means moving `a` to r2 and `b` into r1: a move of the pair.
+    #[test]
+    fn a_left_out_gang_gets_in_by_moving_another_with_it() {
+        let groups = format!("podGroups:\n{}{}", gang("a", 1000), gang("b", 100));
+        let inst = two_racks(&|i| (i >= 60).then(|| (format!("mid-{i}"), 500)), &groups);
+        let cycle = Cycle::new(&inst);
+        let model = CycleModel::build(&cycle);
+        let (a, b) = (inst.group_id("a").unwrap(), inst.group_id("b").unwrap());
+        let (mut start, mut best) = (Assignment::empty(&inst), Assignment::empty(&inst));
+        on_rack(&cycle, &mut start, a, 0, &[]);
+        on_rack(&cycle, &mut best, a, 60, &["mid-"]);
+        on_rack(&cycle, &mut best, b, 0, &[]);
+        let (start, best) = (model.values_of(&cycle, &start), model.values_of(&cycle, &best));
+        let tiers = model.tiers();
+        let placed = tiers.iter().find(|t| t.names.iter().all(|n| n.starts_with("placed@"))).unwrap();
+        assert!(verify_rows(&model.mip, &start).is_some() && verify_rows(&model.mip, &best).is_some());
+        assert!(tier_value(&placed.coefs, &best) > tier_value(&placed.coefs, &start));
+        let found = run(&model, &model.mip, placed, &start).expect("placing b too is better");
+        assert_eq!(tier_value(&placed.coefs, &found), tier_value(&placed.coefs, &best));
+        assert!(verify_rows(&model.mip, &found).is_some());
     }
 }

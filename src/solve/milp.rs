@@ -67,6 +67,10 @@ pub struct CycleModel {
     pooled: Vec<(NodeId, ResourceId, usize)>,
     /// Per victim unit: its eviction column.
     e_col: Vec<Option<usize>>,
+    /// Per eviction column: the nodes its unit's pods are on.
+    e_nodes: Vec<(usize, Vec<NodeId>)>,
+    /// Per task: its group (to tell which pod columns belong to which group).
+    task_group: Vec<GroupId>,
     /// maxapplications: (column "group stopped running", eviction columns it needs).
     gone: Vec<(usize, Vec<usize>)>,
     /// `G-min` rows of groups without slices: see [`CycleModel::minimum_pods_only`].
@@ -203,6 +207,7 @@ impl CycleModel {
         // only if a placed group allowed to preempt it has a new pod on one of its nodes
         // (the attribution row), and never if it belongs to a group placed now.
         let mut e_col: Vec<Option<usize>> = vec![None; cycle.victims.len()];
+        let mut e_nodes: Vec<(usize, Vec<NodeId>)> = Vec::new();
         for (u, unit) in cycle.victims.iter().enumerate() {
             let mut nodes: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
             nodes.sort_unstable();
@@ -226,6 +231,7 @@ impl CycleModel {
             let names: Vec<&str> = unit.pods.iter().map(|&p| inst.pods[p].name.as_str()).collect();
             let ec = mip.add_col(0.0, 1.0, true, format!("e[{}]", names.join("+")));
             e_col[u] = Some(ec);
+            e_nodes.push((ec, nodes.clone()));
             let mut row = vec![(ec, 1.0)];
             row.extend(preemptors);
             mip.add_row(-INF, 0.0, row);
@@ -445,7 +451,8 @@ impl CycleModel {
         if !pack.is_empty() {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, gone, gmin_rows }
+        let task_group = inst.tasks.iter().map(|t| t.group).collect();
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, e_nodes, task_group, gone, gmin_rows }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -539,6 +546,31 @@ impl CycleModel {
             }
         }
         out
+    }
+
+    /// Per column: the group whose pods it counts (pod columns `x` and per-device
+    /// columns `z`), else `None`.
+    pub fn column_groups(&self) -> Vec<Option<GroupId>> {
+        let mut out = vec![None; self.mip.num_cols()];
+        for (&(t, _), &c) in &self.x {
+            out[c] = Some(self.task_group[t]);
+        }
+        for b in &self.blocks {
+            for &(t, _, c) in &b.z {
+                out[c] = Some(self.task_group[t]);
+            }
+        }
+        out
+    }
+
+    /// Per pending group with a decision column: (group, its column `y`).
+    pub fn group_columns(&self) -> Vec<(GroupId, usize)> {
+        self.y.iter().enumerate().filter_map(|(g, c)| c.map(|c| (g, c))).collect()
+    }
+
+    /// Per eviction column: the nodes of the pods it evicts.
+    pub fn eviction_nodes(&self) -> &[(usize, Vec<NodeId>)] {
+        &self.e_nodes
     }
 
     /// Column values of an assignment (the warm start).

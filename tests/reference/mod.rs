@@ -45,7 +45,7 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use tessera::decision::{EvictedRow, Objective, PlacedRow};
+use tessera::decision::{EvictedRow, ExtraRow, Objective, PlacedRow};
 use tessera::model::{BoundPod, DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS};
 use tessera::queues::{PreemptionPolicy, SortPolicy};
 
@@ -381,7 +381,22 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
         .filter(|&(i, _)| key[nl + i] != 0)
         .map(|(i, &lvl)| EvictedRow { priority: lvl, pods: -key[nl + i] })
         .collect();
-    let objective = Objective { placed_by_priority: rows, evicted_by_priority: evicted_rows, extra_pods };
+    // Extra pods per level, counted from the assignment (the key holds only their sum
+    // for `Term3::Total`).
+    let mut extra_by_level: BTreeMap<i64, i64> = BTreeMap::new();
+    for (&g, &n) in pending.iter().zip(&best_pods) {
+        if n > 0 {
+            *extra_by_level.entry(inst.groups[g].rank).or_default() += n - inst.min_new_pods(g);
+        }
+    }
+    assert_eq!(extra_by_level.values().sum::<i64>(), extra_pods, "the key's term 3 and the assignment's disagree");
+    let extra_by_priority = extra_by_level
+        .into_iter()
+        .rev()
+        .filter(|&(_, pods)| pods != 0)
+        .map(|(rank, pods)| ExtraRow { priority: inst.level_key(rank), pods })
+        .collect();
+    let objective = Objective { placed_by_priority: rows, evicted_by_priority: evicted_rows, extra_pods, extra_by_priority };
     let best_new_pods = pending.iter().zip(&best_pods).map(|(&g, &n)| (inst.groups[g].name.clone(), n.max(0))).collect();
     let best_evicted = (0..inst.pods.len()).filter(|&p| best_evicted[p]).map(|p| inst.pods[p].name.clone()).collect();
     let mut witness = witness(inst, &pending, &best);
