@@ -110,51 +110,28 @@ pub struct Objective {
 impl Objective {
     /// Lexicographic comparison of terms 1-3: `Greater` means `self` is better.
     pub fn compare(&self, other: &Objective) -> std::cmp::Ordering {
-        use std::cmp::Ordering;
-        let placed =
-            |o: &Objective| -> BTreeMap<PriorityKey, i64> { o.placed_by_priority.iter().map(|r| (r.priority.clone(), r.placed)).collect() };
-        let (a, b) = (placed(self), placed(other));
-        let mut levels: Vec<PriorityKey> = a.keys().chain(b.keys()).cloned().collect();
-        levels.sort_unstable_by(|x, y| y.cmp(x));
-        levels.dedup();
-        for l in levels {
-            let c = a.get(&l).unwrap_or(&0).cmp(b.get(&l).unwrap_or(&0));
-            if c != Ordering::Equal {
-                return c;
-            }
-        }
-        let ev = |o: &Objective| -> BTreeMap<i64, i64> { o.evicted_by_priority.iter().map(|r| (r.priority, r.pods)).collect() };
-        let (a, b) = (ev(self), ev(other));
-        let mut levels: Vec<i64> = a.keys().chain(b.keys()).copied().collect();
-        levels.sort_unstable_by(|x, y| y.cmp(x));
-        levels.dedup();
-        for l in levels {
-            // Fewer evictions is better.
-            let c = b.get(&l).unwrap_or(&0).cmp(a.get(&l).unwrap_or(&0));
-            if c != Ordering::Equal {
-                return c;
-            }
-        }
+        let placed = |o: &Objective| o.placed_by_priority.iter().map(|r| (r.priority.clone(), r.placed)).collect();
+        let evicted = |o: &Objective| o.evicted_by_priority.iter().map(|r| (r.priority, r.pods)).collect();
+        let extra = |o: &Objective| o.extra_by_priority.iter().map(|r| (r.priority.clone(), r.pods)).collect();
         // Term 3 level by level when both sides list their levels (rows that add up to
         // `extraPods`); a decision without the rows can only be compared by the total.
         let rows_complete = |o: &Objective| o.extra_by_priority.iter().map(|r| r.pods).sum::<i64>() == o.extra_pods;
-        if rows_complete(self) && rows_complete(other) {
-            let ex = |o: &Objective| -> BTreeMap<PriorityKey, i64> {
-                o.extra_by_priority.iter().map(|r| (r.priority.clone(), r.pods)).collect()
-            };
-            let (a, b) = (ex(self), ex(other));
-            let mut levels: Vec<PriorityKey> = a.keys().chain(b.keys()).cloned().collect();
-            levels.sort_unstable_by(|x, y| y.cmp(x));
-            levels.dedup();
-            for l in levels {
-                let c = a.get(&l).unwrap_or(&0).cmp(b.get(&l).unwrap_or(&0));
-                if c != Ordering::Equal {
-                    return c;
-                }
-            }
-        }
-        self.extra_pods.cmp(&other.extra_pods)
+        let by_level = rows_complete(self) && rows_complete(other);
+        by_levels(&placed(self), &placed(other))
+            // Fewer evictions is better.
+            .then_with(|| by_levels(&evicted(other), &evicted(self)))
+            .then_with(|| if by_level { by_levels(&extra(self), &extra(other)) } else { std::cmp::Ordering::Equal })
+            .then_with(|| self.extra_pods.cmp(&other.extra_pods))
     }
+}
+
+/// Counts per level compared from the highest level down (a missing level counts 0):
+/// `Greater` when `a` has more at the first level where they differ.
+fn by_levels<K: Ord>(a: &BTreeMap<K, i64>, b: &BTreeMap<K, i64>) -> std::cmp::Ordering {
+    let mut levels: Vec<&K> = a.keys().chain(b.keys()).collect();
+    levels.sort_unstable_by(|x, y| y.cmp(x));
+    levels.dedup();
+    levels.into_iter().map(|l| a.get(l).unwrap_or(&0).cmp(b.get(l).unwrap_or(&0))).find(|c| c.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -139,22 +139,11 @@ pub fn search(
             // devices), and the columns without a node (evictions, domains, slices).
             let free: Vec<bool> =
                 (0..col_node.len()).map(|c| col_node[c].is_none() || col_group[c].is_none_or(|h| moving.contains(&h))).collect();
-            let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, best_val + 0.5) else {
+            let Some(better) = try_neighbourhood(mip, coefs, &free, &best, best_val, deadline, stop) else {
                 continue;
             };
-            let params = MipParams {
-                max_nodes: Some(SUB_NODES),
-                stop: Some(Arc::clone(stop)),
-                ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999)
-            };
-            let res = highs::solve(&sub, None, &params);
             solves += 1;
-            if let Some((v, val)) = strictly_better(mip, coefs, &best, best_val, &cols, &res.values) {
-                (best, best_val) = (v, val);
-                on_better(&best);
-                found = Some(best.clone());
-                improved = true;
-            }
+            improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
         }
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
             eprintln!("lns: {solves} group moves: best {best_val}");
@@ -186,22 +175,11 @@ pub fn search(
                 in_block[n] = true;
             }
             let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
-            let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, best_val + 0.5) else {
+            let Some(better) = try_neighbourhood(mip, coefs, &free, &best, best_val, deadline, stop) else {
                 continue;
             };
-            let params = MipParams {
-                max_nodes: Some(SUB_NODES),
-                stop: Some(Arc::clone(stop)),
-                ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999)
-            };
-            let res = highs::solve(&sub, None, &params);
             solves += 1;
-            if let Some((v, val)) = strictly_better(mip, coefs, &best, best_val, &cols, &res.values) {
-                (best, best_val) = (v, val);
-                on_better(&best);
-                found = Some(best.clone());
-                improved = true;
-            }
+            improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
         }
         if super::tuning::get().debug {
             eprintln!(
@@ -252,6 +230,41 @@ fn preemptors_by_cost(
         seen.into_iter().map(|(g, units)| (units.values().sum::<f64>(), g)).filter(|&(w, _)| w > 0.0).collect();
     cost.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     cost.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Solves the sub-model over the `free` columns (node limit, short time limit): `None`
+/// when it has no free objective column (nothing solved), else the whole solution if it
+/// is strictly better than `best_val`.
+fn try_neighbourhood(
+    mip: &Mip,
+    coefs: &[(usize, f64)],
+    free: &[bool],
+    best: &[f64],
+    best_val: f64,
+    deadline: Instant,
+    stop: &Arc<AtomicBool>,
+) -> Option<Option<(Vec<f64>, f64)>> {
+    let (sub, cols) = sub_model(mip, coefs, free, best, best_val + 0.5)?;
+    let params = MipParams {
+        max_nodes: Some(SUB_NODES),
+        stop: Some(Arc::clone(stop)),
+        ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999)
+    };
+    let res = highs::solve(&sub, None, &params);
+    Some(strictly_better(mip, coefs, best, best_val, &cols, &res.values))
+}
+
+/// Makes `better`, if any, the incumbent (and the search's result); true if it did.
+fn adopt(
+    better: Option<(Vec<f64>, f64)>,
+    (best, best_val, found): (&mut Vec<f64>, &mut f64, &mut Option<Vec<f64>>),
+    on_better: &mut dyn FnMut(&[f64]),
+) -> bool {
+    let Some((v, val)) = better else { return false };
+    (*best, *best_val) = (v, val);
+    on_better(best);
+    *found = Some(best.clone());
+    true
 }
 
 /// `best` with the sub-model's `values` put back at its columns `cols`, if that passes
