@@ -565,7 +565,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         if say.on {
             let how = match res.status {
                 MipStatus::Optimal if tier.exact => "proven",
-                _ if done => "proven (the search met HiGHS's bound)",
+                _ if done => "proven (the incumbent meets HiGHS's bound)",
                 MipStatus::Optimal => "best effort, done",
                 _ if !tier.exact => "best effort, its time slice ended",
                 _ if Instant::now() >= tier_deadline => "stopped by the deadline",
