@@ -323,6 +323,17 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     d
 }
 
+/// The same objective terms: `a` and `b` name the same columns with the same weights.
+fn same_terms(a: &[(usize, f64)], b: &[(usize, f64)]) -> bool {
+    let sorted = |v: &[(usize, f64)]| {
+        let mut v = v.to_vec();
+        v.sort_by_key(|e| e.0);
+        v
+    };
+    let (a, b) = (sorted(a), sorted(b));
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.0 == y.0 && x.1 == y.1)
+}
+
 fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (start, deadline): (Instant, Instant), rel_gap: f64, say: Say) {
     let started = Instant::now();
     let mut mip = model.mip.clone();
@@ -416,7 +427,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         }
         // While this tier runs, what is proven is what HiGHS's bound says: publish it,
         // so a caller that stops waiting at the deadline reports an honest gap.
-        let live = Arc::new(highs::LiveRun::default());
+        // Term 1 alone, with the relaxation's weights: its bound is known before HiGHS
+        // starts, and a solution that meets it (from HiGHS or the search) ends the tier.
+        let ceiling = t1_bound.filter(|_| only_term1 && t1_magnitude <= super::milp::EXACT_MAGNITUDE && same_terms(&tier.coefs, &t1_coefs));
+        let live = Arc::new(ceiling.map_or_else(highs::LiveRun::default, highs::LiveRun::with_ceiling));
         if tier.exact {
             let mut p = progress.lock().unwrap();
             p.live = Some((Arc::clone(&live), tier.coefs.clone()));
@@ -560,11 +574,19 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         // Proven when HiGHS says so with a solution we verified, or when its bound
         // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
         // nothing better found while the bound already meets the incumbent.
-        let bound_meets = tier.exact && rel_gap == 0.0 && res.dual_bound.is_finite() && value.is_some_and(|v| res.dual_bound < v + 0.999);
+        let bound = match ceiling {
+            Some(c) if res.dual_bound.is_finite() => res.dual_bound.min(c),
+            Some(c) => c,
+            None => res.dual_bound,
+        };
+        let bound_meets = tier.exact && rel_gap == 0.0 && bound.is_finite() && value.is_some_and(|v| bound < v + 0.999);
         let done = (res.status == MipStatus::Optimal && improved) || bound_meets;
         if say.on {
             let how = match res.status {
                 MipStatus::Optimal if tier.exact => "proven",
+                _ if done && ceiling.is_some_and(|c| value.is_some_and(|v| c < v + 0.999)) => {
+                    "proven (the incumbent meets the relaxation bound)"
+                }
                 _ if done => "proven (the incumbent meets HiGHS's bound)",
                 MipStatus::Optimal => "best effort, done",
                 _ if !tier.exact => "best effort, its time slice ended",
@@ -572,7 +594,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                 _ => "stopped",
             };
             let value = value.map_or("none".to_string(), |v| v.to_string());
-            let bound = if res.dual_bound.is_finite() { res.dual_bound.to_string() } else { "none".to_string() };
+            let bound = if bound.is_finite() { bound.to_string() } else { "none".to_string() };
             say.line(format_args!("tier {}: {how}, value {value}, bound {bound}", tier.names.join("+")));
         }
         if tier.exact && !done {

@@ -199,18 +199,32 @@ impl MipParams {
 pub struct LiveRun {
     bound: std::sync::atomic::AtomicU64,
     incumbent: std::sync::Mutex<Option<Vec<f64>>>,
+    /// A bound known before the run (maximize: no solution is above it), e.g. term 1's
+    /// relaxation bound; `INF` if none.
+    ceiling: f64,
 }
 
 impl Default for LiveRun {
     fn default() -> Self {
-        LiveRun { bound: std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()), incumbent: std::sync::Mutex::new(None) }
+        LiveRun::with_ceiling(INF)
     }
 }
 
 impl LiveRun {
-    /// The latest dual bound (NaN = none yet).
+    /// With a bound known before the run: [`LiveRun::bound`] never reports more, and an
+    /// improving solution that reaches it (within 1: integer objectives) stops HiGHS, since
+    /// nothing better exists.
+    pub fn with_ceiling(ceiling: f64) -> LiveRun {
+        LiveRun { bound: std::sync::atomic::AtomicU64::new(f64::NAN.to_bits()), incumbent: std::sync::Mutex::new(None), ceiling }
+    }
+    /// The latest dual bound, or the ceiling if that is lower (NaN = neither yet).
     pub fn bound(&self) -> f64 {
-        f64::from_bits(self.bound.load(std::sync::atomic::Ordering::Relaxed))
+        let b = f64::from_bits(self.bound.load(std::sync::atomic::Ordering::Relaxed));
+        if self.ceiling < INF {
+            b.min(self.ceiling)
+        } else {
+            b
+        }
     }
     fn set_bound(&self, v: f64) {
         self.bound.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
@@ -232,6 +246,8 @@ struct CallbackState {
     num_cols: usize,
     live: Option<std::sync::Arc<LiveRun>>,
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The objective, to tell when an improving solution meets the live ceiling.
+    cost: Vec<f64>,
 }
 
 struct Guard(*mut c_void);
@@ -271,7 +287,15 @@ extern "C" fn interrupt_cb(
             // during the callback; it is copied before returning.
             let (ptr, len) = unsafe { ((*out).mip_solution, (*out).mip_solution_size) };
             if !ptr.is_null() && len as usize == state.num_cols {
-                live.set_incumbent(unsafe { std::slice::from_raw_parts(ptr, state.num_cols) });
+                let x = unsafe { std::slice::from_raw_parts(ptr, state.num_cols) };
+                live.set_incumbent(x);
+                // At the ceiling: proven, so the next interrupt callback stops HiGHS.
+                let value: f64 = x.iter().zip(&state.cost).map(|(v, c)| v * c).sum();
+                if live.ceiling < INF && value >= live.ceiling - 0.5 {
+                    if let Some(stop) = &state.stop {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
             }
         }
         // HiGHS ignores (and asserts against) an interrupt from this callback.
@@ -384,7 +408,13 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
-    let state = CallbackState { deadline: params.deadline, num_cols: n, live: params.live.clone(), stop: params.stop.clone() };
+    let state = CallbackState {
+        deadline: params.deadline,
+        num_cols: n,
+        live: params.live.clone(),
+        stop: params.stop.clone(),
+        cost: mip.col_cost.clone(),
+    };
     unsafe {
         let h = Guard(Highs_create());
         set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);
@@ -518,6 +548,34 @@ mod tests {
         assert_eq!((res.status, res.objective), (MipStatus::Optimal, 7.0));
         let seen: Vec<f64> = live.incumbent().expect("an improving solution was reported").iter().map(|x| x.round()).collect();
         assert_eq!(seen, vec![1.0, 0.0, 1.0]);
+    }
+
+    /// A ceiling caps the reported bound, and an improving solution at the ceiling asks
+    /// HiGHS to stop (the stop flag is what the interrupt callback reads); below the
+    /// ceiling, or without one, nothing is stopped.
+    #[test]
+    fn an_improving_solution_at_the_ceiling_stops_the_run() {
+        let at = LiveRun::with_ceiling(7.0);
+        assert_eq!(at.bound(), 7.0, "no dual bound yet: the ceiling");
+        at.set_bound(9.5);
+        assert_eq!(at.bound(), 7.0);
+        at.set_bound(6.0);
+        assert_eq!(at.bound(), 6.0);
+        assert!(LiveRun::default().bound().is_nan());
+        let far = Instant::now() + std::time::Duration::from_secs(20);
+        for (ceiling, stopped) in [(Some(7.0), true), (Some(8.0), false), (None, false)] {
+            let live = std::sync::Arc::new(ceiling.map_or_else(LiveRun::default, LiveRun::with_ceiling));
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let params = MipParams {
+                live: Some(std::sync::Arc::clone(&live)),
+                stop: Some(std::sync::Arc::clone(&stop)),
+                presolve: false,
+                ..MipParams::until(far, 0.0, 0.0)
+            };
+            let res = solve(&knapsack(), None, &params);
+            assert_eq!(res.objective, 7.0, "{ceiling:?}");
+            assert_eq!(stop.load(std::sync::atomic::Ordering::Relaxed), stopped, "{ceiling:?}");
+        }
     }
 
     /// With the cutoff, HiGHS's "infeasible" (nothing beats the start) comes back as the

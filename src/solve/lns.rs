@@ -33,6 +33,12 @@ const BLOCK: usize = 12;
 const MAX_BLOCK: usize = 48;
 const SUB_NODES: i64 = 300;
 const SUB_TIME: Duration = Duration::from_millis(400);
+/// Group moves per round, most costly (or heaviest left-out) groups first: the blocks
+/// after them need their share of the round (measured: all placed groups, on flat-256
+/// with preemption, left the blocks too little time on 6 of 10 seeds).
+const MAX_MOVES: usize = 8;
+/// Placed groups tried together with each left-out group.
+const PARTNERS: usize = 6;
 
 /// When the search ends: at `deadline`, when `stop` is set (HiGHS finished), or when
 /// its value meets HiGHS's `live` bound (then it sets `stop` itself).
@@ -82,7 +88,7 @@ pub fn search(
     // only after the root of the full tier.
     if fixed_groups_first && !stop.load(Ordering::Relaxed) {
         let free: Vec<bool> = col_node.iter().map(|n| n.is_some()).collect();
-        if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, best_val + 0.5) {
+        if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, (best_val + 0.5, &[])) {
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
             let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999) };
             let res = highs::solve(&sub, None, &params);
@@ -104,30 +110,43 @@ pub fn search(
     // - in an eviction tier (its objective is on eviction columns only), the groups whose
     //   pods sit where the incumbent evicts, most costly first: a costly eviction goes
     //   away only when its preemptor moves;
-    // - in a tier of groups placed (the first), the groups left out, by their weight: with
-    //   evictions free in that tier, a left-out group can often make its own room.
+    // - in a tier of groups placed (the first), the groups left out, by their weight,
+    //   alone and with the placed groups in their way (`left_out_moves`): with evictions
+    //   free in that tier, a left-out group can often make its own room.
+    // At most `MAX_MOVES` groups per round, so the node blocks keep their share.
     let eviction_cols: std::collections::HashSet<usize> = model.eviction_nodes().iter().map(|&(c, _)| c).collect();
     let y_group: std::collections::HashMap<usize, GroupId> = model.group_columns().into_iter().map(|(g, c)| (c, g)).collect();
     let eviction_tier = !coefs.is_empty() && coefs.iter().all(|(c, _)| eviction_cols.contains(c));
     let placement_tier = !eviction_cols.is_empty() && !coefs.is_empty() && coefs.iter().all(|(c, _)| y_group.contains_key(c));
     let col_group = if eviction_tier || placement_tier { model.column_groups() } else { Vec::new() };
+    // After a round whose group moves found nothing, the rounds go on without them: on
+    // flat clusters with preemption they rarely pay and take the blocks' time (measured,
+    // models/cycle.md 6.7).
+    let mut moves_pay = true;
+    // In the first tier evictions cost nothing, so a sub-model would evict at random and
+    // the eviction tier would start from that (measured: a flat-256 cycle with preemption
+    // ended with 2 priority-100 victims where the previous code, whose first tier HiGHS
+    // alone solved, had none). A penalty below 1 in total keeps only the evictions needed.
+    let penalty: Vec<(usize, f64)> = if placement_tier {
+        let mut cols: Vec<usize> = eviction_cols.iter().copied().collect();
+        cols.sort_unstable();
+        let eps = 0.5 / (cols.len() as f64 + 1.0);
+        cols.into_iter().map(|c| (c, -eps)).collect()
+    } else {
+        Vec::new()
+    };
     loop {
         let mut improved = false;
         let mut solves = 0;
         let round_start = Instant::now();
-        let movers: Vec<Vec<GroupId>> = if eviction_tier {
-            preemptors_by_cost(model, coefs, &best, &col_node, &col_group).into_iter().map(|g| vec![g]).collect()
+        let movers: Vec<Vec<GroupId>> = if !moves_pay {
+            Vec::new()
+        } else if eviction_tier {
+            let mut by_cost = preemptors_by_cost(model, coefs, &best, &col_node, &col_group);
+            by_cost.truncate(MAX_MOVES);
+            by_cost.into_iter().map(|g| vec![g]).collect()
         } else if placement_tier {
-            // Each left-out group alone, then with each placed group (which may have to
-            // make room for it).
-            let mut left_out: Vec<(f64, GroupId)> = coefs.iter().filter(|&&(c, _)| best[c] < 0.5).map(|&(c, a)| (a, y_group[&c])).collect();
-            left_out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            let placed: Vec<GroupId> = coefs.iter().filter(|&&(c, _)| best[c] >= 0.5).map(|&(c, _)| y_group[&c]).collect();
-            let mut m: Vec<Vec<GroupId>> = left_out.iter().map(|&(_, g)| vec![g]).collect();
-            for &(_, g) in &left_out {
-                m.extend(placed.iter().map(|&h| vec![g, h]));
-            }
-            m
+            left_out_moves(coefs, &best, &y_group, &col_node, &col_group)
         } else {
             Vec::new()
         };
@@ -139,12 +158,13 @@ pub fn search(
             // devices), and the columns without a node (evictions, domains, slices).
             let free: Vec<bool> =
                 (0..col_node.len()).map(|c| col_node[c].is_none() || col_group[c].is_none_or(|h| moving.contains(&h))).collect();
-            let Some(better) = try_neighbourhood(mip, coefs, &free, &best, best_val, deadline, stop) else {
+            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, deadline, stop) else {
                 continue;
             };
             solves += 1;
             improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
         }
+        moves_pay &= improved;
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
             eprintln!("lns: {solves} group moves: best {best_val}");
         }
@@ -175,7 +195,7 @@ pub fn search(
                 in_block[n] = true;
             }
             let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
-            let Some(better) = try_neighbourhood(mip, coefs, &free, &best, best_val, deadline, stop) else {
+            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, deadline, stop) else {
                 continue;
             };
             solves += 1;
@@ -194,6 +214,43 @@ pub fn search(
             block = (block * 2).min(MAX_BLOCK);
         }
     }
+}
+
+/// The moves of a tier of groups placed: the left-out groups by weight (at most
+/// [`MAX_MOVES`]), each alone, then each with the placed groups that hold the most pods
+/// on the nodes it may use ([`PARTNERS`] of them), which may have to make room for it.
+fn left_out_moves(
+    coefs: &[(usize, f64)],
+    best: &[f64],
+    y_group: &std::collections::HashMap<usize, GroupId>,
+    col_node: &[Option<NodeId>],
+    col_group: &[Option<GroupId>],
+) -> Vec<Vec<GroupId>> {
+    let mut left_out: Vec<(f64, GroupId)> = coefs.iter().filter(|&&(c, _)| best[c] < 0.5).map(|&(c, a)| (a, y_group[&c])).collect();
+    left_out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    left_out.truncate(MAX_MOVES);
+    let mut moves: Vec<Vec<GroupId>> = left_out.iter().map(|&(_, g)| vec![g]).collect();
+    let max_node = col_node.iter().flatten().copied().max().unwrap_or(0);
+    for &(_, g) in &left_out {
+        let mut usable = vec![false; max_node + 1];
+        for c in 0..col_node.len() {
+            if let (Some(n), Some(h)) = (col_node[c], col_group[c]) {
+                usable[n] |= h == g;
+            }
+        }
+        let mut pods_there: std::collections::BTreeMap<GroupId, f64> = Default::default();
+        for c in 0..col_node.len() {
+            if let (Some(n), Some(h)) = (col_node[c], col_group[c]) {
+                if h != g && usable[n] && best[c] > 0.5 {
+                    *pods_there.entry(h).or_default() += best[c];
+                }
+            }
+        }
+        let mut partners: Vec<(f64, GroupId)> = pods_there.into_iter().map(|(h, k)| (k, h)).collect();
+        partners.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        moves.extend(partners.into_iter().take(PARTNERS).map(|(_, h)| vec![g, h]));
+    }
+    moves
 }
 
 /// Placed groups with a pod on a node where `best` evicts a unit that the tier counts,
@@ -232,19 +289,20 @@ fn preemptors_by_cost(
     cost.into_iter().map(|(_, g)| g).collect()
 }
 
-/// Solves the sub-model over the `free` columns (node limit, short time limit): `None`
+/// Solves the sub-model over the `free` columns (node limit, short time limit), with
+/// the tier's objective `coefs` plus the small `penalty` terms (see [`sub_model`]): `None`
 /// when it has no free objective column (nothing solved), else the whole solution if it
 /// is strictly better than `best_val`.
 fn try_neighbourhood(
     mip: &Mip,
-    coefs: &[(usize, f64)],
+    (coefs, penalty): (&[(usize, f64)], &[(usize, f64)]),
     free: &[bool],
     best: &[f64],
     best_val: f64,
     deadline: Instant,
     stop: &Arc<AtomicBool>,
 ) -> Option<Option<(Vec<f64>, f64)>> {
-    let (sub, cols) = sub_model(mip, coefs, free, best, best_val + 0.5)?;
+    let (sub, cols) = sub_model(mip, coefs, free, best, (best_val + 0.5, penalty))?;
     let params = MipParams {
         max_nodes: Some(SUB_NODES),
         stop: Some(Arc::clone(stop)),
@@ -293,8 +351,17 @@ fn strictly_better(
 /// (moved into the row bounds), plus the row `tier value >= floor` (`None` when no
 /// objective column is free). Rows left without a free column are dropped: `best`
 /// satisfies them and nothing in them can change. Built here rather than left to HiGHS's
-/// presolve, which took ~0.3 s per sub-model at 1,024 nodes. Returns the sub-model and, per sub-model column, its column in `mip`.
-fn sub_model(mip: &Mip, coefs: &[(usize, f64)], free: &[bool], best: &[f64], floor: f64) -> Option<(Mip, Vec<usize>)> {
+/// presolve, which took ~0.3 s per sub-model at 1,024 nodes. `penalty` adds terms to the
+/// sub-model's objective only (not to the floor row): their total must stay below 1, so
+/// they choose among solutions of equal tier value and never trade a unit of it. Returns
+/// the sub-model and, per sub-model column, its column in `mip`.
+fn sub_model(
+    mip: &Mip,
+    coefs: &[(usize, f64)],
+    free: &[bool],
+    best: &[f64],
+    (floor, penalty): (f64, &[(usize, f64)]),
+) -> Option<(Mip, Vec<usize>)> {
     let mut sub = Mip::default();
     let mut index = vec![usize::MAX; mip.num_cols()];
     let mut cols = Vec::new();
@@ -325,6 +392,9 @@ fn sub_model(mip: &Mip, coefs: &[(usize, f64)], free: &[bool], best: &[f64], flo
         sub.col_cost[c] = a;
     }
     sub.add_row(lo, up, e);
+    for &(c, a) in penalty.iter().filter(|&&(c, _)| free[c]) {
+        sub.col_cost[index[c]] += a;
+    }
     Some((sub, cols))
 }
 
