@@ -8,12 +8,14 @@
 //! (one large sub-model), then frees the columns of a few nodes at a time, keeps every other
 //! node's pods where they are, and has HiGHS re-pack that small sub-model (built over the
 //! free columns only, see [`sub_model`]) with a row that asks for a strictly better tier
-//! value.
+//! value. In cycles with victims each round starts with group moves: all pods of one
+//! group (or two) free on every node, since a gang's pods span more nodes than a block.
 //!
 //! Every solution it keeps passes [`verify_rows`] on the tier's own model, whose rows
 //! hold the earlier tiers at their optimum: it is a valid placement and never worse in
 //! the terms above. It runs on the second core while HiGHS works on the full tier; when
-//! its value meets HiGHS's live bound the tier is proven, and it stops HiGHS.
+//! its value meets the live bound (HiGHS's, or term 1's relaxation bound, see
+//! [`LiveRun::with_ceiling`]) the tier is proven, and it stops HiGHS.
 //!
 //! Deterministic apart from where it is stopped: neighbourhoods come from a fixed
 //! pseudo-random order and each sub-solve has a node limit (its short time limit is only
@@ -41,7 +43,7 @@ const MAX_MOVES: usize = 8;
 const PARTNERS: usize = 6;
 
 /// When the search ends: at `deadline`, when `stop` is set (HiGHS finished), or when
-/// its value meets HiGHS's `live` bound (then it sets `stop` itself).
+/// its value meets the `live` bound (then it sets `stop` itself).
 pub struct Until<'a> {
     pub deadline: Instant,
     pub stop: &'a Arc<AtomicBool>,
