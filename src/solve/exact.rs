@@ -571,9 +571,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
             p.values = incumbent.clone();
             p.nodes += res.nodes;
         }
-        // Proven when HiGHS says so with a solution we verified, or when its bound
-        // alone is within 1 of our incumbent (integer objective): e.g. interrupted with
-        // nothing better found while the bound already meets the incumbent.
+        // Proven when HiGHS says so with a solution we verified, or when a bound alone is
+        // within 1 of our incumbent (integer objective): HiGHS's, or the ceiling known
+        // before the tier; e.g. interrupted with nothing better found while the bound
+        // already meets the incumbent.
         let bound = match ceiling {
             Some(c) if res.dual_bound.is_finite() => res.dual_bound.min(c),
             Some(c) => c,
