@@ -92,6 +92,15 @@ pub struct Row {
 }
 
 impl Row {
+    /// Terms 1-3 of this row, as an [`Objective`] (to compare rows).
+    pub fn objective(&self) -> Objective {
+        Objective {
+            placed_by_priority: self.placed_by_priority.clone(),
+            evicted_by_priority: self.evicted_by_priority.clone(),
+            extra_pods: self.extra_pods,
+            extra_by_priority: self.extra_by_priority.clone(),
+        }
+    }
     /// `1000:3/4 100:5/9` (placed/pending per level, highest first; `-` without pending groups).
     pub fn placed_levels(&self) -> String {
         if self.placed_by_priority.is_empty() {
@@ -253,21 +262,10 @@ pub fn run_one(name: &str, inst: &Instance, solver: &dyn Solver, cfg: &SolveConf
 /// Fills `vs_exact` and `placed_gap` of the rows of one instance from its exact row.
 fn relate_to_exact(rows: &mut [Row]) {
     let Some(e) = rows.iter().position(|r| r.solver == "exact") else { return };
-    let exact = Objective {
-        placed_by_priority: rows[e].placed_by_priority.clone(),
-        evicted_by_priority: rows[e].evicted_by_priority.clone(),
-        extra_pods: rows[e].extra_pods,
-        extra_by_priority: rows[e].extra_by_priority.clone(),
-    };
+    let exact = rows[e].objective();
     let exact_placed = rows[e].placed;
     for r in rows.iter_mut() {
-        let o = Objective {
-            placed_by_priority: r.placed_by_priority.clone(),
-            evicted_by_priority: r.evicted_by_priority.clone(),
-            extra_pods: r.extra_pods,
-            extra_by_priority: r.extra_by_priority.clone(),
-        };
-        r.vs_exact = Some(verdict(&o, &exact));
+        r.vs_exact = Some(verdict(&r.objective(), &exact));
         r.placed_gap = Some(placed_gap(r.placed, exact_placed));
     }
 }

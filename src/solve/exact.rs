@@ -429,7 +429,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         // so a caller that stops waiting at the deadline reports an honest gap.
         // Term 1 alone, with the relaxation's weights: its bound is known before HiGHS
         // starts, and a solution that meets it (from HiGHS or the search) ends the tier.
-        let ceiling = t1_bound.filter(|_| only_term1 && t1_magnitude <= super::milp::EXACT_MAGNITUDE && same_terms(&tier.coefs, &t1_coefs));
+        let ceiling = t1_bound.filter(|_| t1_magnitude <= super::milp::EXACT_MAGNITUDE && same_terms(&tier.coefs, &t1_coefs));
         let live = Arc::new(ceiling.map_or_else(highs::LiveRun::default, highs::LiveRun::with_ceiling));
         if tier.exact {
             let mut p = progress.lock().unwrap();
@@ -575,11 +575,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         // within 1 of our incumbent (integer objective): HiGHS's, or the ceiling known
         // before the tier; e.g. interrupted with nothing better found while the bound
         // already meets the incumbent.
-        let bound = match ceiling {
-            Some(c) if res.dual_bound.is_finite() => res.dual_bound.min(c),
-            Some(c) => c,
-            None => res.dual_bound,
-        };
+        let bound = live.cap(res.dual_bound);
         let bound_meets = tier.exact && rel_gap == 0.0 && bound.is_finite() && value.is_some_and(|v| bound < v + 0.999);
         let done = (res.status == MipStatus::Optimal && improved) || bound_meets;
         if say.on {

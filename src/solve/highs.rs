@@ -219,11 +219,15 @@ impl LiveRun {
     }
     /// The latest dual bound, or the ceiling if that is lower (NaN = neither yet).
     pub fn bound(&self) -> f64 {
-        let b = f64::from_bits(self.bound.load(std::sync::atomic::Ordering::Relaxed));
-        if self.ceiling < INF {
-            b.min(self.ceiling)
-        } else {
-            b
+        self.cap(f64::from_bits(self.bound.load(std::sync::atomic::Ordering::Relaxed)))
+    }
+    /// A dual bound `b` of this run, capped by the ceiling (the ceiling alone when `b` is
+    /// not finite); `b` unchanged without a ceiling.
+    pub fn cap(&self, b: f64) -> f64 {
+        match (self.ceiling < INF, b.is_finite()) {
+            (false, _) => b,
+            (true, true) => b.min(self.ceiling),
+            (true, false) => self.ceiling,
         }
     }
     fn set_bound(&self, v: f64) {
@@ -240,14 +244,14 @@ impl LiveRun {
     }
 }
 
-struct CallbackState {
+struct CallbackState<'a> {
     deadline: Instant,
     /// Columns of the model passed (an improving solution of another length is ignored).
     num_cols: usize,
     live: Option<std::sync::Arc<LiveRun>>,
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The objective, to tell when an improving solution meets the live ceiling.
-    cost: Vec<f64>,
+    cost: &'a [f64],
 }
 
 struct Guard(*mut c_void);
@@ -290,7 +294,7 @@ extern "C" fn interrupt_cb(
                 let x = unsafe { std::slice::from_raw_parts(ptr, state.num_cols) };
                 live.set_incumbent(x);
                 // At the ceiling: proven, so the next interrupt callback stops HiGHS.
-                let value: f64 = x.iter().zip(&state.cost).map(|(v, c)| v * c).sum();
+                let value: f64 = x.iter().zip(state.cost).map(|(v, c)| v * c).sum();
                 if live.ceiling < INF && value >= live.ceiling - 0.5 {
                     if let Some(stop) = &state.stop {
                         stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -408,13 +412,8 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
-    let state = CallbackState {
-        deadline: params.deadline,
-        num_cols: n,
-        live: params.live.clone(),
-        stop: params.stop.clone(),
-        cost: mip.col_cost.clone(),
-    };
+    let state =
+        CallbackState { deadline: params.deadline, num_cols: n, live: params.live.clone(), stop: params.stop.clone(), cost: &mip.col_cost };
     unsafe {
         let h = Guard(Highs_create());
         set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);

@@ -116,9 +116,9 @@ pub fn search(
     //   alone and with the placed groups in their way (`left_out_moves`): with evictions
     //   free in that tier, a left-out group can often make its own room.
     // At most `MAX_MOVES` groups per round, so the node blocks keep their share.
-    let eviction_cols: std::collections::HashSet<usize> = model.eviction_nodes().iter().map(|&(c, _)| c).collect();
+    let eviction_cols: Vec<usize> = model.eviction_nodes().iter().map(|&(c, _)| c).collect(); // ascending
     let y_group: std::collections::HashMap<usize, GroupId> = model.group_columns().into_iter().map(|(g, c)| (c, g)).collect();
-    let eviction_tier = !coefs.is_empty() && coefs.iter().all(|(c, _)| eviction_cols.contains(c));
+    let eviction_tier = !coefs.is_empty() && coefs.iter().all(|(c, _)| eviction_cols.binary_search(c).is_ok());
     let placement_tier = !eviction_cols.is_empty() && !coefs.is_empty() && coefs.iter().all(|(c, _)| y_group.contains_key(c));
     let col_group = if eviction_tier || placement_tier { model.column_groups() } else { Vec::new() };
     // After a round whose group moves found nothing, the rounds go on without them: on
@@ -130,10 +130,8 @@ pub fn search(
     // ended with 2 priority-100 victims where the previous code, whose first tier HiGHS
     // alone solved, had none). A penalty below 1 in total keeps only the evictions needed.
     let penalty: Vec<(usize, f64)> = if placement_tier {
-        let mut cols: Vec<usize> = eviction_cols.iter().copied().collect();
-        cols.sort_unstable();
-        let eps = 0.5 / (cols.len() as f64 + 1.0);
-        cols.into_iter().map(|c| (c, -eps)).collect()
+        let eps = 0.5 / (eviction_cols.len() as f64 + 1.0);
+        eviction_cols.iter().map(|&c| (c, -eps)).collect()
     } else {
         Vec::new()
     };

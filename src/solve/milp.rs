@@ -67,7 +67,7 @@ pub struct CycleModel {
     pooled: Vec<(NodeId, ResourceId, usize)>,
     /// Per victim unit: its eviction column.
     e_col: Vec<Option<usize>>,
-    /// Per eviction column: the nodes its unit's pods are on.
+    /// Per eviction column, in column order: the nodes its unit's pods are on.
     e_nodes: Vec<(usize, Vec<NodeId>)>,
     /// Per task: its group (to tell which pod columns belong to which group).
     task_group: Vec<GroupId>,
@@ -231,7 +231,7 @@ impl CycleModel {
             let names: Vec<&str> = unit.pods.iter().map(|&p| inst.pods[p].name.as_str()).collect();
             let ec = mip.add_col(0.0, 1.0, true, format!("e[{}]", names.join("+")));
             e_col[u] = Some(ec);
-            e_nodes.push((ec, nodes.clone()));
+            e_nodes.push((ec, nodes));
             let mut row = vec![(ec, 1.0)];
             row.extend(preemptors);
             mip.add_row(-INF, 0.0, row);
@@ -568,7 +568,7 @@ impl CycleModel {
         self.y.iter().enumerate().filter_map(|(g, c)| c.map(|c| (g, c))).collect()
     }
 
-    /// Per eviction column: the nodes of the pods it evicts.
+    /// Per eviction column, in column order: the nodes of the pods it evicts.
     pub fn eviction_nodes(&self) -> &[(usize, Vec<NodeId>)] {
         &self.e_nodes
     }
