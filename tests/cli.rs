@@ -380,6 +380,34 @@ fn export_lp_prints_an_lp() {
     assert!(maxi < st, "objective before constraints");
 }
 
+/// The `.lp` files in `models/` are what `models/cycle.md` walks through row by row: each
+/// must be what `export-lp` writes for its instance today, so a model change cannot leave
+/// them stale.
+#[test]
+fn the_lp_files_in_models_are_fresh_exports() {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&models).unwrap() {
+        let lp = entry.unwrap().path();
+        if lp.extension().and_then(|e| e.to_str()) != Some("lp") {
+            continue;
+        }
+        let stem = lp.file_stem().unwrap().to_str().unwrap().to_string();
+        let beside = models.join(format!("{stem}.yaml"));
+        let source = if beside.exists() { beside } else { instance(&format!("{stem}.yaml")) };
+        let o = tessera(&["export-lp", s(&source)]);
+        assert_eq!(code(&o), 0, "{stem}: {}", stderr(&o));
+        let want = std::fs::read_to_string(&lp).unwrap();
+        assert!(
+            stdout(&o) == want,
+            "models/{stem}.lp differs from `tessera export-lp {}`; re-export it (models/README.md)",
+            source.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} .lp files found in models/");
+}
+
 #[test]
 fn export_lp_writes_a_later_tier_with_the_earlier_values_as_floors() {
     // The values come from the decision: stats.tierValues, one per tier solved. By hand:

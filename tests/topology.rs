@@ -165,8 +165,8 @@ podGroups:
 /// loose: no rack label, 10 cpu; r1-a, r2-a: 2 cpu each.
 /// req: 3 pods of 1 cpu, required rack: racks hold 2 each -> unplaced (loose does not
 ///   count), the reason names the rack level.
-/// pref: 3 pods of 1 cpu, preferred rack: may use loose; on loose it uses no rack at all
-///   (0 domains), the fewest possible -> all 3 on loose.
+/// pref: 3 pods of 1 cpu, preferred rack: may use loose, which counts as a domain of its
+///   own (one domain); the racks hold 2 each, so any other choice uses 2 -> all 3 on loose.
 /// Objective: [0: 1/2], extraPods 0.
 #[test]
 fn nodes_without_the_label_are_in_no_domain() {
@@ -186,6 +186,59 @@ podGroups:
     );
     assert_unplaced(&d, "req", &["example.com/rack"]);
     assert_eq!(per_node(&d, "pref", "w"), counts(&[("loose", 3)]));
+}
+
+/// Spreading over unlabelled nodes is not free: each counts as a domain of its own.
+/// loose-1, loose-2: no rack label, 2 cpu each; rack r1 = {r1-a: 2, r1-b: 2}.
+/// pref: 4 pods of 1 cpu, preferred rack. r1 alone holds 4 (one domain); the loose nodes
+/// need both (two domains), and so does any mix -> all 4 in r1.
+/// Objective: [0: 1/1], extraPods 0.
+#[test]
+fn an_unlabelled_node_is_a_domain_of_its_own_for_preferred() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: loose-1, allocatable: {cpu: "2"}}
+  - {name: loose-2, allocatable: {cpu: "2"}}
+  - {name: r1-a, labels: {example.com/rack: r1}, allocatable: {cpu: "2"}}
+  - {name: r1-b, labels: {example.com/rack: r1}, allocatable: {cpu: "2"}}
+podGroups:
+  - {name: pref, topology: {preferred: example.com/rack}, tasks: [{name: w, count: 4, requests: {cpu: "1"}}]}
+"#,
+        &[(0, 1, 1)],
+        0,
+    );
+    assert_eq!(per_node(&d, "pref", "w"), counts(&[("r1-a", 2), ("r1-b", 2)]));
+}
+
+/// A rack that already holds a bound member of the group is used anyway: new pods there
+/// add no domain. job: group minCount 3 with one member running on r2-a, so 2 new pods of
+/// 1 cpu, preferred rack. r1-a has 3 cpu free and is the fuller node (1 of 4 used, against
+/// 1 of 16 on r2-a), so packing alone would pick it; but r1 would make two racks used
+/// (r1 and the bound member's r2), r2 only one -> both new pods on r2-a.
+/// Objective: [0: 1/1], extraPods 0.
+#[test]
+fn a_bound_members_rack_costs_nothing_for_preferred() {
+    let (_, d) = exact(
+        r#"
+topology: {levels: [example.com/rack]}
+nodes:
+  - {name: r1-a, labels: {example.com/rack: r1}, allocatable: {cpu: "4"}}
+  - {name: r2-a, labels: {example.com/rack: r2}, allocatable: {cpu: "16"}}
+podGroups:
+  - name: job
+    minCount: 3
+    topology: {preferred: example.com/rack}
+    tasks: [{name: w, count: 2, minCount: 0, requests: {cpu: "1"}}]
+pods:
+  - {name: other, node: r1-a, requests: {cpu: "1"}}
+  - {name: job-0, node: r2-a, podGroup: job, task: w, requests: {cpu: "1"}}
+"#,
+        &[(0, 1, 1)],
+        0,
+    );
+    assert_eq!(per_node(&d, "job", "w"), counts(&[("r2-a", 2)]));
 }
 
 /// The explanation names the level, the requirement and the closest domains.

@@ -14,7 +14,7 @@ use super::assemble::{Assignment, NewPod};
 use super::cycle::{Cycle, DeviceIds, UNLIMITED};
 use super::highs::{Mip, INF};
 use crate::model::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Largest objective magnitude of one exactly-solved tier. With integer objectives and
 /// `mip_abs_gap < 1`, values below 1e6 keep HiGHS's double-precision bound well inside
@@ -50,6 +50,20 @@ struct DeviceBlock {
     w: Vec<(usize, usize)>,
 }
 
+/// What the `preferred` term counts as one domain used: a domain of the level, or a node
+/// without the level's label (a domain of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    Domain(usize),
+    Node(NodeId),
+}
+
+impl Place {
+    fn of(cycle: &Cycle, level: usize, n: NodeId) -> Place {
+        cycle.domain_of[level][n].map_or(Place::Node(n), Place::Domain)
+    }
+}
+
 pub struct CycleModel {
     pub mip: Mip,
     pub components: Vec<Component>,
@@ -60,7 +74,7 @@ pub struct CycleModel {
     /// (task, domain, col): number of slices of the task in a domain of its slice level.
     slices: Vec<(TaskId, usize, usize)>,
     /// Per group: (domain, col) used at its preferred level.
-    used: Vec<Vec<(usize, usize)>>,
+    used: Vec<Vec<(Place, usize)>>,
     blocks: Vec<DeviceBlock>,
     /// (node, shared resource, its index in `Cycle::shared_ids`) written as pooled rows:
     /// devices are handed out when the decision is read back.
@@ -182,18 +196,28 @@ impl CycleModel {
                 }
                 mip.add_row(0.0, 0.0, pick);
             }
-            // Preferred topology: count the domains used.
+            // Preferred topology: count the domains used. A node without the level's
+            // label counts as a domain of its own: otherwise spreading a group over
+            // unlabelled nodes would look free. A domain that already holds one of the
+            // group's bound members is used whatever the new pods do, so it gets no
+            // column: new pods there cost nothing.
             if let Some(l) = grp.preferred {
-                let mut per_dom: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+                let held: BTreeSet<Place> = grp.bound.iter().map(|&p| Place::of(cycle, l, inst.pods[p].node)).collect();
+                let mut per_dom: BTreeMap<Place, Vec<usize>> = BTreeMap::new();
                 for &t in &grp.tasks {
                     for &n in &cycle.eligible[t] {
-                        if let Some(d) = cycle.domain_of[l][n] {
-                            per_dom.entry(d).or_default().push(x[&(t, n)]);
+                        let place = Place::of(cycle, l, n);
+                        if !held.contains(&place) {
+                            per_dom.entry(place).or_default().push(x[&(t, n)]);
                         }
                     }
                 }
                 for (d, cols) in per_dom {
-                    let uc = mip.add_col(0.0, 1.0, true, format!("u[{},{}]", grp.name, cycle.domain_names[l][d]));
+                    let name = match d {
+                        Place::Domain(d) => &cycle.domain_names[l][d],
+                        Place::Node(n) => &inst.nodes[n].name,
+                    };
+                    let uc = mip.add_col(0.0, 1.0, true, format!("u[{},{}]", grp.name, name));
                     used[g].push((d, uc));
                     let cap: f64 = cols.iter().map(|&c| mip.col_upper[c]).sum::<f64>().min(max_new);
                     let mut e: Vec<(usize, f64)> = cols.iter().map(|&c| (c, 1.0)).collect();
@@ -591,10 +615,9 @@ impl CycleModel {
             }
             if let Some(l) = inst.groups[g].preferred {
                 for p in &a.pods[g] {
-                    if let Some(d) = cycle.domain_of[l][p.node] {
-                        if let Some(&(_, c)) = self.used[g].iter().find(|(dd, _)| *dd == d) {
-                            v[c] = 1.0;
-                        }
+                    let d = Place::of(cycle, l, p.node);
+                    if let Some(&(_, c)) = self.used[g].iter().find(|(dd, _)| *dd == d) {
+                        v[c] = 1.0;
                     }
                 }
             }
