@@ -115,6 +115,13 @@ impl Row {
         }
         self.evicted_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)).collect::<Vec<_>>().join(" ")
     }
+    /// `1000:6 100:2` (extra pods per level, highest first; `-` without the rows).
+    pub fn extra_levels(&self) -> String {
+        if self.extra_by_priority.is_empty() {
+            return "-".into();
+        }
+        self.extra_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)).collect::<Vec<_>>().join(" ")
+    }
     /// `ok`, or `FAIL (n): first violation`.
     pub fn check_text(&self) -> String {
         if self.valid {
@@ -369,6 +376,8 @@ pub const CSV_HEADER: &[&str] = &[
     "violations",
     "vs_exact",
     "placed_gap",
+    // Last, so that the columns before it keep their positions (added in the eleventh session).
+    "extra_by_priority",
 ];
 
 /// The fields of one row, in the order of [`CSV_HEADER`] (unquoted).
@@ -389,6 +398,7 @@ pub fn csv_fields(r: &Row) -> Vec<String> {
         r.violations.join(" | "),
         r.vs_exact_text(),
         r.placed_gap.map(|g| format!("{g:.6}")).unwrap_or_default(),
+        r.extra_levels(),
     ]
 }
 

@@ -1520,6 +1520,59 @@ fn slice_rounds_the_minimum_up() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Odd byte counts: capacity rows HiGHS sees scaled (models/cycle.md 4.7)
+// ---------------------------------------------------------------------------------------
+
+/// A gang that overflows its only node by one byte: 10 000 000 001 + 10 000 000 003 =
+/// 20 000 000 004 > 20 000 000 003. HiGHS sees the memory row scaled to coefficients near
+/// 1e3, where one byte is 1e-7, below its tolerance, so it returns the overflowing
+/// placement; the integer check rejects it, the row is sharpened and the tier solved again.
+/// Not placing the gang is optimal and must be *proven* (it used to end `Feasible`, gap 1).
+/// Objective: [0: 0/1], extraPods 0.
+#[test]
+fn a_one_byte_overflow_is_refused_and_the_optimum_proven() {
+    let (_, d) = exact(
+        r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "4", memory: "20000000003"}}
+podGroups:
+  - name: g
+    tasks:
+      - {name: a, count: 1, requests: {cpu: "1", memory: "10000000001"}}
+      - {name: b, count: 1, requests: {cpu: "1", memory: "10000000003"}}
+"#,
+        &[(0, 0, 1)],
+        0,
+    );
+    assert!(d.unplaced[0].reason.contains("memory"), "{}", d.to_yaml());
+}
+
+/// Two gangs that fit one at a time but not together, by one byte: memory free in all is
+/// 20 000 000 003 + 10 000 000 002 = 30 000 000 005, and g (a: 10 000 000 001, b:
+/// 10 000 000 003) with h (c: 10 000 000 002) needs 30 000 000 006. g fits (b on n1, a on
+/// n2) and h fits, so the optimum places one group, proven. Objective: [0: 1/2].
+#[test]
+fn two_gangs_apart_by_one_byte_place_one_proven() {
+    exact(
+        r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "4", memory: "20000000003"}}
+  - {name: n2, allocatable: {cpu: "4", memory: "10000000002"}}
+podGroups:
+  - name: g
+    tasks:
+      - {name: a, count: 1, requests: {cpu: "1", memory: "10000000001"}}
+      - {name: b, count: 1, requests: {cpu: "1", memory: "10000000003"}}
+  - name: h
+    tasks:
+      - {name: c, count: 1, requests: {cpu: "1", memory: "10000000002"}}
+"#,
+        &[(0, 1, 2)],
+        0,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
 // Decision stats
 // ---------------------------------------------------------------------------------------
 

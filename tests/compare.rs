@@ -172,6 +172,20 @@ fn csv_json_markdown_and_table_render() {
     let col = |name: &str| compare::CSV_HEADER.iter().position(|h| *h == name).unwrap();
     let hetero_ffd = recs.iter().find(|x| x[0] == "hetero-fixed-order.yaml" && x[3] == "ffd").unwrap();
     assert_eq!(hetero_ffd[col("placed_by_priority")], "0:1/1");
+    // Extra pods per level add up to the total, and some row has them.
+    let mut levels_seen = 0;
+    for rec in &recs[1..] {
+        let levels = &rec[col("extra_by_priority")];
+        let total: i64 = rec[col("extra_pods")].parse().unwrap();
+        if levels == "-" {
+            assert_eq!(total, 0, "{rec:?}");
+            continue;
+        }
+        let sum: i64 = levels.split(' ').map(|l| l.split_once(':').unwrap().1.parse::<i64>().unwrap()).sum();
+        assert_eq!(sum, total, "{rec:?}");
+        levels_seen += 1;
+    }
+    assert!(levels_seen > 0, "no row with extra pods per level: {csv}");
     // JSON parses and carries rows and summary.
     let json: serde_json::Value = serde_json::from_str(&compare::render(&r, Format::Json)).expect("json parses");
     assert_eq!(json["rows"].as_array().unwrap().len(), r.rows.len());

@@ -494,26 +494,42 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         let minimum_only = super::tuning::get().min_pods
             && tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@"))
             && model.minimum_pods_only(&mut mip, true);
-        let (res, lns_best) = std::thread::scope(|s| {
-            let search = lns_start.map(|start| {
-                let (mip, stop, live) = (&mip, &stop, &live);
-                s.spawn(move || {
-                    super::lns::search(
-                        model,
-                        mip,
-                        tier,
-                        start,
-                        super::lns::Until { deadline, stop, live, fixed_groups_first: !super::tuning::get().no_fixed_groups },
-                        &mut |v| {
-                            progress.lock().unwrap().values = Some(v.to_vec());
-                        },
-                    )
-                })
+        let (res, lns_best) = loop {
+            let (res, lns_best) = std::thread::scope(|s| {
+                let search = lns_start.map(|start| {
+                    let (mip, stop, live) = (&mip, &stop, &live);
+                    s.spawn(move || {
+                        super::lns::search(
+                            model,
+                            mip,
+                            tier,
+                            start,
+                            super::lns::Until { deadline, stop, live, fixed_groups_first: !super::tuning::get().no_fixed_groups },
+                            &mut |v| {
+                                progress.lock().unwrap().values = Some(v.to_vec());
+                            },
+                        )
+                    })
+                });
+                let res = highs::solve(&mip, incumbent.as_deref(), &params);
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                (res, search.and_then(|h| h.join().ok().flatten()))
             });
-            let res = highs::solve(&mip, incumbent.as_deref(), &params);
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            (res, search.and_then(|h| h.join().ok().flatten()))
-        });
+            // HiGHS's answer overflows a capacity row it sees only scaled (4.7): the same
+            // tier again, with those rows sharpened so that HiGHS sees the overflow too.
+            // Without this the tier can never be proven (models/cycle.md 10, item 4).
+            if super::milp::verify_rows(&mip, &res.values).is_none()
+                && Instant::now() < tier_deadline
+                && super::milp::sharpen_broken_rows(&mut mip, &res.values) > 0
+            {
+                if super::tuning::get().debug {
+                    eprintln!("[{} ms] tier {}: rows sharpened, solved again", started.elapsed().as_millis(), tier.names.join("+"));
+                }
+                stop.store(false, std::sync::atomic::Ordering::Relaxed);
+                continue;
+            }
+            break (res, lns_best);
+        };
         if minimum_only {
             model.minimum_pods_only(&mut mip, false);
         }

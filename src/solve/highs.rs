@@ -21,7 +21,18 @@ pub struct Mip {
     pub rows: Vec<Row>,
     /// `sum q x <= cap` rows kept in integers where `rows` holds a scaled copy; solutions
     /// are checked against these exactly (the solver itself only sees `rows`).
-    pub exact_rows: Vec<(Vec<(usize, i64)>, i64)>,
+    pub exact_rows: Vec<ExactRow>,
+}
+
+/// An integer `sum q x <= cap` row, and where its scaled copy is in [`Mip::rows`].
+#[derive(Clone, Debug)]
+pub struct ExactRow {
+    /// Index of the scaled copy in `rows`.
+    pub row: usize,
+    /// What the integer coefficients were divided by for the scaled copy.
+    pub scale: f64,
+    pub entries: Vec<(usize, i64)>,
+    pub cap: i64,
 }
 
 #[derive(Clone, Debug, Default)]

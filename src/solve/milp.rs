@@ -12,7 +12,7 @@
 
 use super::assemble::{Assignment, NewPod};
 use super::cycle::{Cycle, DeviceIds, UNLIMITED};
-use super::highs::{Mip, INF};
+use super::highs::{ExactRow, Mip, INF};
 use crate::model::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -858,8 +858,8 @@ impl CycleModel {
             }) && mip
                 .exact_rows
                 .iter()
-                .filter(|(e, _)| e.iter().any(|&(cc, _)| cc == c))
-                .all(|(e, cap)| e.iter().map(|&(cc, q)| q as i128 * w[cc] as i128).sum::<i128>() <= *cap as i128);
+                .filter(|x| x.entries.iter().any(|&(cc, _)| cc == c))
+                .all(|x| x.entries.iter().map(|&(cc, q)| q as i128 * w[cc] as i128).sum::<i128>() <= x.cap as i128);
             if ok {
                 undone += 1;
             } else {
@@ -891,11 +891,8 @@ pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
     }
-    for (entries, cap) in &mip.exact_rows {
-        let s: i128 = entries.iter().map(|&(c, q)| q as i128 * r[c] as i128).sum();
-        if s > *cap as i128 {
-            return None;
-        }
+    if mip.exact_rows.iter().any(|x| x.broken_by(&r)) {
+        return None;
     }
     Some(r)
 }
@@ -955,9 +952,55 @@ pub(super) fn add_knapsack_row(mip: &mut Mip, e: Vec<(usize, i64)>, cap: i64) {
         rhs /= f;
         // Scaled, a one-byte overflow hides inside the solver's tolerance: keep the
         // integer row too, and check every solution against it exactly.
-        mip.exact_rows.push((e.iter().map(|&(c, q)| (c, q / g)).collect(), cap.div_euclid(g)));
+        mip.exact_rows.push(ExactRow {
+            row: mip.rows.len(),
+            scale: f,
+            entries: e.iter().map(|&(c, q)| (c, q / g)).collect(),
+            cap: cap.div_euclid(g),
+        });
     }
     mip.add_row(-INF, rhs, entries);
+}
+
+/// The most a row rewritten by [`sharpen_broken_rows`] is divided by: one unit of its
+/// integer row stays 1e-4 in the row HiGHS sees, a hundred times HiGHS's feasibility
+/// tolerance (1e-6), at the price of coefficients up to `max / 1e4`.
+const SHARP_SCALE: f64 = 1.0e4;
+
+impl ExactRow {
+    /// Whether the integer values `r` overflow the row, in exact arithmetic.
+    fn broken_by(&self, r: &[f64]) -> bool {
+        self.entries.iter().map(|&(c, q)| q as i128 * r[c] as i128).sum::<i128>() > self.cap as i128
+    }
+}
+
+/// Rewrites each scaled capacity row that the solution `v` overflows, in exact
+/// arithmetic, with a scale at most [`SHARP_SCALE`], so that HiGHS itself rejects such an
+/// overflow when the tier is solved again (models/cycle.md 4.7). Rows scaled to
+/// coefficients near 1e3 keep the matrix well conditioned, and nearly always the
+/// integer check never fires; when it does, no solution HiGHS returns can be accepted
+/// and nothing can be proven until HiGHS sees the overflow too. Returns how many rows
+/// changed: 0 means nothing is left to sharpen.
+pub(super) fn sharpen_broken_rows(mip: &mut Mip, v: &[f64]) -> usize {
+    if v.len() != mip.num_cols() {
+        return 0;
+    }
+    let r: Vec<f64> = v.iter().zip(&mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect();
+    let mut changed = 0;
+    for k in 0..mip.exact_rows.len() {
+        let x = &mip.exact_rows[k];
+        if x.scale <= SHARP_SCALE || !x.broken_by(&r) {
+            continue;
+        }
+        let max = x.entries.iter().map(|&(_, q)| q.unsigned_abs()).max().unwrap_or(1) as f64;
+        let f = (max / 1.0e3).min(SHARP_SCALE);
+        let (row, cap) = (x.row, x.cap);
+        let entries = x.entries.iter().map(|&(c, q)| (c, q as f64 / f)).collect();
+        mip.rows[row] = super::highs::Row { lower: -INF, upper: cap as f64 / f, entries };
+        mip.exact_rows[k].scale = f;
+        changed += 1;
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -1037,5 +1080,27 @@ mod tests {
         let mut mip = m.mip.clone();
         assert!(!m.minimum_pods_only(&mut mip, true));
         assert_eq!(bounds(&mip), bounds(&m.mip));
+    }
+
+    /// A row of odd byte counts is scaled to coefficients near 1e3 (one byte: 1e-7, inside
+    /// HiGHS's tolerance) and kept in integers; a solution one byte over passes the scaled
+    /// row within tolerance, fails the integer check, and after sharpening overflows the
+    /// row HiGHS sees by 1e-4. Sharpening again changes nothing.
+    #[test]
+    fn a_row_broken_by_one_unit_is_sharpened_once() {
+        let mut mip = Mip::default();
+        let a = mip.add_col(0.0, 1.0, true, "a");
+        let b = mip.add_col(0.0, 1.0, true, "b");
+        add_knapsack_row(&mut mip, vec![(a, 10_000_000_001), (b, 10_000_000_003)], 20_000_000_003);
+        let over = [1.0, 1.0];
+        let scaled = |mip: &Mip| mip.rows[0].entries.iter().map(|&(c, k)| k * over[c]).sum::<f64>() - mip.rows[0].upper;
+        assert!(scaled(&mip) > 0.0 && scaled(&mip) < 1e-6, "{}", scaled(&mip));
+        assert!(verify_rows(&mip, &over).is_none());
+        assert!(verify_rows(&mip, &[1.0, 0.0]).is_some() && verify_rows(&mip, &[0.0, 1.0]).is_some());
+        assert_eq!(sharpen_broken_rows(&mut mip, &[1.0, 0.0]), 0, "nothing broken, nothing sharpened");
+        assert_eq!(sharpen_broken_rows(&mut mip, &over), 1);
+        assert!(scaled(&mip) >= 0.99e-4, "{}", scaled(&mip));
+        assert!(verify_rows(&mip, &[1.0, 0.0]).is_some() && verify_rows(&mip, &[0.0, 1.0]).is_some());
+        assert_eq!(sharpen_broken_rows(&mut mip, &over), 0, "already sharp");
     }
 }
