@@ -39,6 +39,11 @@ const SUB_TIME: Duration = Duration::from_millis(400);
 /// after them need their share of the round (measured: all placed groups, on flat-256
 /// with preemption, left the blocks too little time on 6 of 10 seeds).
 const MAX_MOVES: usize = 8;
+/// Nodes per block of `costly_blocks`: twice the first random blocks. Measured on
+/// preempt-256 seed 1 at 10 s (one run each): 24 and 36 nodes ended at a tier value of
+/// about -1 650 to -2 170, 48 at -3 173, blocks of the random blocks' size (12 growing
+/// to 48) at -7 145, none at -10 125.
+const COSTLY_BLOCK: usize = 24;
 /// Placed groups tried together with each left-out group.
 const PARTNERS: usize = 6;
 
@@ -125,6 +130,7 @@ pub fn search(
     // flat clusters with preemption they rarely pay and take the blocks' time (measured,
     // models/cycle.md 6.7).
     let mut moves_pay = true;
+    let mut costly_pay = true;
     // In the first tier evictions cost nothing, so a sub-model would evict at random and
     // the eviction tier would start from that (measured: a flat-256 cycle with preemption
     // ended with 2 priority-100 victims where the previous code, whose first tier HiGHS
@@ -167,6 +173,38 @@ pub fn search(
         moves_pay &= improved;
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
             eprintln!("lns: {solves} group moves: best {best_val}");
+        }
+        // Eviction tiers over several priority levels: blocks around the costliest
+        // evictions, each with the nodes that have the most room for the pods there
+        // (`costly_blocks`). Measured (models/cycle.md 6.7): preempt-256 seeds 1-5 at
+        // 10 s, better on 5 of 5 (priority-1000 victims 20, 25, 7, 23, 53 -> 5, 4, 7, 15,
+        // 11). Not in a tier of one level, where every eviction costs the same: there
+        // no measurement showed a difference beyond run-to-run variation.
+        let levels = coefs.iter().any(|&(_, a)| (a - coefs[0].1).abs() > 1e-9);
+        if eviction_tier && levels && costly_pay && !super::tuning::get().no_costly_blocks {
+            let before = improved;
+            improved = false;
+            for chunk in costly_blocks(model, mip, coefs, &best, &col_node, &col_group, COSTLY_BLOCK) {
+                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || live.bound() < best_val + 0.999 {
+                    break;
+                }
+                in_block.iter_mut().for_each(|b| *b = false);
+                for &n in &chunk {
+                    in_block[n] = true;
+                }
+                let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
+                let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, deadline, stop) else {
+                    continue;
+                };
+                solves += 1;
+                improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
+            }
+            // Like the group moves: dropped for the tier after a round without gain.
+            costly_pay &= improved;
+            improved |= before;
+            if super::tuning::get().debug {
+                eprintln!("lns: costly blocks: best {best_val}");
+            }
         }
         let mut order = targets.clone();
         for i in (1..order.len()).rev() {
@@ -287,6 +325,113 @@ fn preemptors_by_cost(
         seen.into_iter().map(|(g, units)| (units.values().sum::<f64>(), g)).filter(|&(w, _)| w > 0.0).collect();
     cost.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     cost.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Blocks of `size` nodes for an eviction tier, one per costly eviction of `best` (at
+/// most [`MAX_MOVES`], costliest first): the nodes of the evicted unit, then the nodes
+/// with the most room for the groups whose pods sit there. A costly eviction goes away
+/// only if those pods move to where they cost less, and random blocks rarely hold both
+/// ends of such a move.
+///
+/// Room on a node, for an eviction of tier weight `w`: over its capacity rows (rows
+/// whose node columns are all on that node), the least of (slack at `best` plus what the
+/// units there that cost less than `w` and are not evicted would free), in pods of the
+/// row's largest request.
+fn costly_blocks(
+    model: &CycleModel,
+    mip: &Mip,
+    coefs: &[(usize, f64)],
+    best: &[f64],
+    col_node: &[Option<NodeId>],
+    col_group: &[Option<GroupId>],
+    size: usize,
+) -> Vec<Vec<NodeId>> {
+    let weight: std::collections::HashMap<usize, f64> = coefs.iter().map(|&(c, a)| (c, a.abs())).collect();
+    let mut costly: Vec<(f64, usize, &[NodeId])> = model
+        .eviction_nodes()
+        .iter()
+        .filter(|(c, _)| best[*c] > 0.5)
+        .filter_map(|(c, nodes)| weight.get(c).filter(|&&w| w > 0.0).map(|&w| (w, *c, &nodes[..])))
+        .collect();
+    if costly.is_empty() {
+        return Vec::new();
+    }
+    costly.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let max_node = col_node.iter().flatten().copied().max().unwrap_or(0);
+    // Capacity rows per node.
+    let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); max_node + 1];
+    for (i, row) in mip.rows.iter().enumerate() {
+        if !row.upper.is_finite() {
+            continue;
+        }
+        let mut node = None;
+        let mut one = true;
+        for &(c, _) in &row.entries {
+            if let Some(n) = col_node[c] {
+                one &= node.is_none_or(|m| m == n);
+                node = Some(n);
+            }
+        }
+        if let (Some(n), true) = (node, one) {
+            rows_of[n].push(i);
+        }
+    }
+    let room = |n: NodeId, w: f64| -> f64 {
+        let mut least = f64::INFINITY;
+        for &i in &rows_of[n] {
+            let row = &mip.rows[i];
+            let mut act = 0.0;
+            let mut cheap = 0.0;
+            let mut largest: f64 = 0.0;
+            for &(c, a) in &row.entries {
+                act += a * best[c];
+                if col_node[c].is_some() {
+                    largest = largest.max(a);
+                } else if a < 0.0 && best[c] < 0.5 && weight.get(&c).copied().unwrap_or(0.0) < w {
+                    cheap -= a;
+                }
+            }
+            if largest > 0.0 {
+                least = least.min((row.upper - act + cheap) / largest);
+            }
+        }
+        least
+    };
+    // Per group: the nodes it has columns on.
+    let mut group_nodes: std::collections::BTreeMap<GroupId, Vec<NodeId>> = Default::default();
+    for c in 0..col_node.len() {
+        if let (Some(n), Some(g)) = (col_node[c], col_group[c]) {
+            group_nodes.entry(g).or_default().push(n);
+        }
+    }
+    let mut blocks = Vec::new();
+    let mut covered = vec![false; max_node + 1];
+    for (w, _, nodes) in costly {
+        if blocks.len() >= MAX_MOVES {
+            break;
+        }
+        let nodes: Vec<NodeId> = nodes.iter().copied().filter(|&n| n <= max_node).collect();
+        if nodes.is_empty() || nodes.iter().all(|&n| covered[n]) {
+            continue;
+        }
+        let mut in_unit = vec![false; max_node + 1];
+        nodes.iter().for_each(|&n| in_unit[n] = true);
+        // The groups with pods on the unit's nodes, and every node they may use.
+        let mut there: Vec<GroupId> =
+            (0..best.len()).filter(|&c| best[c] > 0.5 && col_node[c].is_some_and(|n| in_unit[n])).filter_map(|c| col_group[c]).collect();
+        there.sort_unstable();
+        there.dedup();
+        let mut cands: Vec<NodeId> = there.iter().flat_map(|g| group_nodes[g].iter().copied()).filter(|&n| !in_unit[n]).collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let mut scored: Vec<(f64, NodeId)> = cands.into_iter().map(|n| (room(n, w), n)).collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut block = nodes;
+        block.extend(scored.into_iter().take(size.saturating_sub(block.len())).map(|(_, n)| n));
+        block.iter().for_each(|&n| covered[n] = true);
+        blocks.push(block);
+    }
+    blocks
 }
 
 /// Solves the sub-model over the `free` columns (node limit, short time limit), with
@@ -564,5 +709,49 @@ mod tests {
         let found = run(&model, &model.mip, placed, &start).expect("placing b too is better");
         assert_eq!(tier_value(&placed.coefs, &found), tier_value(&placed.coefs, &best));
         assert!(verify_rows(&model.mip, &found).is_some());
+    }
+
+    /// 200 nodes of 4 cpu, each full of one bound pod (n000: priority 1000, the others
+    /// priority 100), except n150: 8 cpu and empty. `g` (priority 10 000, one pod of 4
+    /// cpu) starts on n000, evicting the priority-1000 pod. The block around that eviction
+    /// starts with its node, then the node with the most room for `g` at that price: n150
+    /// (2 pods free) before any node whose priority-100 pod could go (1 pod each). Then it
+    /// is filled to the block size, and the search moves `g` there: no eviction counted.
+    #[test]
+    fn a_costly_block_pairs_an_eviction_with_the_roomiest_node() {
+        let mut yaml = String::from("nodes:\n");
+        for i in 0..200 {
+            let cpu = if i == 150 { 8 } else { 4 };
+            yaml.push_str(&format!("  - {{name: n{i:03}, allocatable: {{cpu: \"{cpu}\"}}}}\n"));
+        }
+        yaml.push_str("pods:\n");
+        for i in (0..200).filter(|&i| i != 150) {
+            let prio = if i == 0 { 1000 } else { 100 };
+            yaml.push_str(&format!("  - {{name: p{i:03}, node: n{i:03}, priority: {prio}, requests: {{cpu: \"4\"}}}}\n"));
+        }
+        yaml.push_str("podGroups:\n  - {name: g, priority: 10000, tasks: [{name: w, count: 1, requests: {cpu: \"4\"}}]}\n");
+        let inst = Instance::from_text(&yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let model = CycleModel::build(&cycle);
+        let g = inst.group_id("g").unwrap();
+        let mut start = Assignment::empty(&inst);
+        start.pods[g] = vec![NewPod { task: inst.groups[g].tasks[0], node: 0, devices: Default::default() }];
+        start.evicted = (0..cycle.victims.len()).filter(|&u| cycle.victims[u].pods.iter().any(|&p| inst.pods[p].name == "p000")).collect();
+        let start = model.values_of(&cycle, &start);
+        let tiers = model.tiers();
+        let evicted = tiers.iter().find(|t| t.names.iter().any(|n| n == "evicted@1000")).unwrap();
+        assert!(evicted.names.iter().any(|n| n == "evicted@100"), "one tier of two levels: {:?}", evicted.names);
+        let placed = tiers.iter().find(|t| t.names.iter().all(|n| n.starts_with("placed@"))).unwrap();
+        let mut mip = model.mip.clone();
+        mip.add_row(0.5, INF, placed.coefs.clone());
+        assert!(verify_rows(&mip, &start).is_some());
+        let (col_node, col_group) = (model.column_nodes(), model.column_groups());
+        let blocks = costly_blocks(&model, &mip, &evicted.coefs, &start, &col_node, &col_group, COSTLY_BLOCK);
+        assert_eq!(blocks.len(), 1, "one costly eviction: {blocks:?}");
+        assert_eq!(&blocks[0][..2], &[0, 150], "{blocks:?}");
+        assert_eq!(blocks[0].len(), COSTLY_BLOCK);
+        let found = run(&model, &mip, evicted, &start).expect("moving g is better");
+        assert_eq!(tier_value(&evicted.coefs, &found), 0.0);
+        assert!(verify_rows(&mip, &found).is_some());
     }
 }

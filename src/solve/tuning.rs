@@ -41,6 +41,9 @@ pub struct Tuning {
     pub no_cutoff: bool,
     /// `TESSERA_NO_FIXED_GROUPS`: the search skips its first, fixed-groups sub-model.
     pub no_fixed_groups: bool,
+    /// `TESSERA_NO_COSTLY_BLOCKS`: the search's eviction tiers skip the blocks around
+    /// their costliest evictions (lns.rs `costly_blocks`).
+    pub no_costly_blocks: bool,
     /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
     pub highs_options: Vec<(String, String)>,
 }
@@ -68,6 +71,7 @@ pub fn get() -> &'static Tuning {
             min_pods: on("TESSERA_MIN_PODS"),
             no_cutoff: on("TESSERA_NO_CUTOFF"),
             no_fixed_groups: on("TESSERA_NO_FIXED_GROUPS"),
+            no_costly_blocks: on("TESSERA_NO_COSTLY_BLOCKS"),
             highs_options: std::env::var("TESSERA_HIGHS_OPT")
                 .unwrap_or_default()
                 .split(',')
