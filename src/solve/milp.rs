@@ -73,7 +73,7 @@ pub struct CycleModel {
     dsel: Vec<Vec<(usize, usize)>>,
     /// (task, domain, col): number of slices of the task in a domain of its slice level.
     slices: Vec<(TaskId, usize, usize)>,
-    /// Per group: (domain, col) used at its preferred level.
+    /// Per group: (place, col) used at its preferred level (a domain, or an unlabelled node).
     used: Vec<Vec<(Place, usize)>>,
     blocks: Vec<DeviceBlock>,
     /// (node, shared resource, its index in `Cycle::shared_ids`) written as pooled rows:
