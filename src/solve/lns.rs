@@ -174,38 +174,20 @@ pub fn search(
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
             eprintln!("lns: {solves} group moves: best {best_val}");
         }
-        // Eviction tiers over several priority levels: blocks around the costliest
+        // Eviction tiers over several priority levels: first, blocks around the costliest
         // evictions, each with the nodes that have the most room for the pods there
         // (`costly_blocks`). Measured (models/cycle.md 6.7): preempt-256 seeds 1-5 at
         // 10 s, better on 5 of 5 (priority-1000 victims 20, 25, 7, 23, 53 -> 5, 4, 7, 15,
         // 11). Not in a tier of one level, where every eviction costs the same: there
         // no measurement showed a difference beyond run-to-run variation.
         let levels = coefs.iter().any(|&(_, a)| (a - coefs[0].1).abs() > 1e-9);
-        if eviction_tier && levels && costly_pay && !super::tuning::get().no_costly_blocks {
-            let before = improved;
-            improved = false;
-            for chunk in costly_blocks(model, mip, coefs, &best, &col_node, &col_group, COSTLY_BLOCK) {
-                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || live.bound() < best_val + 0.999 {
-                    break;
-                }
-                in_block.iter_mut().for_each(|b| *b = false);
-                for &n in &chunk {
-                    in_block[n] = true;
-                }
-                let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
-                let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, deadline, stop) else {
-                    continue;
-                };
-                solves += 1;
-                improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
-            }
-            // Like the group moves: dropped for the tier after a round without gain.
-            costly_pay &= improved;
-            improved |= before;
-            if super::tuning::get().debug {
-                eprintln!("lns: costly blocks: best {best_val}");
-            }
-        }
+        let costly = if eviction_tier && levels && costly_pay && !super::tuning::get().no_costly_blocks {
+            costly_blocks(model, mip, coefs, &best, &col_node, &col_group, COSTLY_BLOCK)
+        } else {
+            Vec::new()
+        };
+        let mut costly_gain = false;
+        // Then random blocks of `block` nodes.
         let mut order = targets.clone();
         for i in (1..order.len()).rev() {
             rng ^= rng << 13;
@@ -213,7 +195,7 @@ pub fn search(
             rng ^= rng << 17;
             order.swap(i, (rng % (i as u64 + 1)) as usize);
         }
-        for chunk in order.chunks(block) {
+        for (i, chunk) in costly.iter().map(|b| &b[..]).chain(order.chunks(block)).enumerate() {
             if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
                 if super::tuning::get().debug {
                     eprintln!(
@@ -237,7 +219,13 @@ pub fn search(
                 continue;
             };
             solves += 1;
-            improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
+            let gain = adopt(better, (&mut best, &mut best_val, &mut found), on_better);
+            costly_gain |= gain && i < costly.len();
+            improved |= gain;
+        }
+        // Like the group moves: the costly blocks stop for the tier after a round without gain.
+        if !costly.is_empty() {
+            costly_pay &= costly_gain;
         }
         if super::tuning::get().debug {
             eprintln!(
