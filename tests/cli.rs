@@ -125,6 +125,32 @@ fn solve_progress_goes_to_stderr_and_changes_nothing() {
     assert_eq!(dp.without_timings(), dw.without_timings());
 }
 
+/// A one-byte overflow that HiGHS accepts within its tolerance (tests/cases.rs has the
+/// arithmetic): `--progress` says the rows were sharpened, and the decision is proven.
+#[test]
+fn solve_progress_names_a_sharpened_row() {
+    let dir = scratch("sharpen");
+    let inst = write(
+        &dir,
+        "bytes.yaml",
+        r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "4", memory: "20000000003"}}
+podGroups:
+  - name: g
+    tasks:
+      - {name: a, count: 1, requests: {cpu: "1", memory: "10000000001"}}
+      - {name: b, count: 1, requests: {cpu: "1", memory: "10000000003"}}
+"#,
+    );
+    let o = tessera(&["solve", s(&inst), "--progress"]);
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    assert!(stderr(&o).contains("tier placed@0: a solution overflowed a capacity row"), "{}", stderr(&o));
+    let d = parse_decision(&stdout(&o));
+    assert_eq!(d.status, Status::Optimal);
+    assert!(d.placements.is_empty());
+}
+
 #[test]
 fn solve_out_writes_the_file() {
     let dir = scratch("out");

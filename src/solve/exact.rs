@@ -522,9 +522,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                 && Instant::now() < tier_deadline
                 && super::milp::sharpen_broken_rows(&mut mip, &res.values) > 0
             {
-                if super::tuning::get().debug {
-                    eprintln!("[{} ms] tier {}: rows sharpened, solved again", started.elapsed().as_millis(), tier.names.join("+"));
-                }
+                say.line(format_args!(
+                    "tier {}: a solution overflowed a capacity row by less than HiGHS's tolerance; rows sharpened, solving again",
+                    tier.names.join("+")
+                ));
                 stop.store(false, std::sync::atomic::Ordering::Relaxed);
                 continue;
             }
