@@ -321,8 +321,8 @@ fn preemptors_by_cost(
 /// only if those pods move to where they cost less, and random blocks rarely hold both
 /// ends of such a move.
 ///
-/// Room on a node, for an eviction of tier weight `w`: over its capacity rows (rows
-/// whose node columns are all on that node), the least of (slack at `best` plus what the
+/// Room on a node, for an eviction of tier weight `w`: over its capacity rows
+/// ([`CycleModel::capacity_rows`]; none: no limit), the least of (slack at `best` plus what the
 /// units there that cost less than `w` and are not evicted would free), in pods of the
 /// row's largest request.
 fn costly_blocks(
@@ -346,23 +346,9 @@ fn costly_blocks(
     }
     costly.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let max_node = col_node.iter().flatten().copied().max().unwrap_or(0);
-    // Capacity rows per node.
     let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); max_node + 1];
-    for (i, row) in mip.rows.iter().enumerate() {
-        if !row.upper.is_finite() {
-            continue;
-        }
-        let mut node = None;
-        let mut one = true;
-        for &(c, _) in &row.entries {
-            if let Some(n) = col_node[c] {
-                one &= node.is_none_or(|m| m == n);
-                node = Some(n);
-            }
-        }
-        if let (Some(n), true) = (node, one) {
-            rows_of[n].push(i);
-        }
+    for &(n, i) in model.capacity_rows().iter().filter(|&&(n, _)| n <= max_node) {
+        rows_of[n].push(i);
     }
     let room = |n: NodeId, w: f64| -> f64 {
         let mut least = f64::INFINITY;

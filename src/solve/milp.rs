@@ -89,6 +89,9 @@ pub struct CycleModel {
     gone: Vec<(usize, Vec<usize>)>,
     /// `G-min` rows of groups without slices: see [`CycleModel::minimum_pods_only`].
     gmin_rows: Vec<usize>,
+    /// (node, row): the rows that bound what fits on a node (plain resources, pooled and
+    /// per-device rows), for the search's measure of room (lns.rs `costly_blocks`).
+    capacity_rows: Vec<(NodeId, usize)>,
 }
 
 fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
@@ -117,6 +120,7 @@ impl CycleModel {
         let mut blocks = Vec::new();
         let mut pooled = Vec::new();
         let mut gmin_rows = Vec::new();
+        let mut capacity_rows = Vec::new();
 
         for &g in &cycle.pending {
             let grp = &inst.groups[g];
@@ -298,6 +302,7 @@ impl CycleModel {
                     }
                     e.extend(per_col.into_iter().filter(|&(_, q)| q > 0).map(|(c, q)| (c, -q)));
                     add_knapsack_row(&mut mip, e, st.free[r]);
+                    capacity_rows.push((n, mip.rows.len() - 1));
                 }
             }
             for (si, &r) in cycle.shared_ids.iter().enumerate() {
@@ -335,6 +340,7 @@ impl CycleModel {
                         let rhs: i64 = devs.iter().map(|&f| f / s).sum();
                         if e.iter().map(|&(c, k)| k * mip.col_upper[c]).sum::<f64>() > rhs as f64 {
                             mip.add_row(-INF, rhs as f64, e);
+                            capacity_rows.push((n, mip.rows.len() - 1));
                         }
                     }
                     pooled.push((n, r, si));
@@ -395,6 +401,7 @@ impl CycleModel {
                         }
                         row.extend(per_col.into_iter().map(|(c, m)| (c, -m)));
                         mip.add_row(-INF, f as f64, row);
+                        capacity_rows.push((n, mip.rows.len() - 1));
                     }
                 }
                 for &(t, c) in &frac {
@@ -476,7 +483,7 @@ impl CycleModel {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
         let task_group = inst.tasks.iter().map(|t| t.group).collect();
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, e_nodes, task_group, gone, gmin_rows }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, e_nodes, task_group, gone, gmin_rows, capacity_rows }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -590,6 +597,11 @@ impl CycleModel {
     /// Per pending group with a decision column: (group, its column `y`).
     pub fn group_columns(&self) -> Vec<(GroupId, usize)> {
         self.y.iter().enumerate().filter_map(|(g, c)| c.map(|c| (g, c))).collect()
+    }
+
+    /// (node, row index in `mip`): the rows that bound what fits on each node.
+    pub fn capacity_rows(&self) -> &[(NodeId, usize)] {
+        &self.capacity_rows
     }
 
     /// Per eviction column, in column order: the nodes of the pods it evicts.
