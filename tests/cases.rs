@@ -1531,19 +1531,7 @@ fn slice_rounds_the_minimum_up() {
 /// Objective: [0: 0/1], extraPods 0.
 #[test]
 fn a_one_byte_overflow_is_refused_and_the_optimum_proven() {
-    let (_, d) = exact(
-        r#"
-nodes:
-  - {name: n1, allocatable: {cpu: "4", memory: "20000000003"}}
-podGroups:
-  - name: g
-    tasks:
-      - {name: a, count: 1, requests: {cpu: "1", memory: "10000000001"}}
-      - {name: b, count: 1, requests: {cpu: "1", memory: "10000000003"}}
-"#,
-        &[(0, 0, 1)],
-        0,
-    );
+    let (_, d) = exact(ONE_BYTE_OVER, &[(0, 0, 1)], 0);
     assert!(d.unplaced[0].reason.contains("memory"), "{}", d.to_yaml());
 }
 

@@ -2,6 +2,8 @@
 //! in `check`, 2 input or usage error), output formats, `--out` atomicity, and the
 //! messages that name what is wrong.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use tessera::decision::{Decision, PlacedRow, Status};
@@ -130,19 +132,7 @@ fn solve_progress_goes_to_stderr_and_changes_nothing() {
 #[test]
 fn solve_progress_names_a_sharpened_row() {
     let dir = scratch("sharpen");
-    let inst = write(
-        &dir,
-        "bytes.yaml",
-        r#"
-nodes:
-  - {name: n1, allocatable: {cpu: "4", memory: "20000000003"}}
-podGroups:
-  - name: g
-    tasks:
-      - {name: a, count: 1, requests: {cpu: "1", memory: "10000000001"}}
-      - {name: b, count: 1, requests: {cpu: "1", memory: "10000000003"}}
-"#,
-    );
+    let inst = write(&dir, "bytes.yaml", common::ONE_BYTE_OVER);
     let o = tessera(&["solve", s(&inst), "--progress"]);
     assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
     assert!(stderr(&o).contains("tier placed@0: a solution overflowed a capacity row"), "{}", stderr(&o));

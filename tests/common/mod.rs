@@ -1,4 +1,4 @@
-//! Helpers shared by the hand-computed test files (`cases.rs`, `topology.rs`): parse,
+//! Helpers shared by the test files (`cases.rs`, `topology.rs`, `cli.rs`, ...): parse,
 //! solve, and assert a decision against hand-computed values.
 #![allow(dead_code)]
 
@@ -7,6 +7,19 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use tessera::decision::{Decision, PlacedRow, Placement, Status};
 use tessera::{check, solvers, Instance, SolveConfig};
+
+/// A gang that overflows its only node by one byte (10 000 000 001 + 10 000 000 003 >
+/// 20 000 000 003): a capacity row HiGHS sees scaled, where one byte is inside its
+/// tolerance (`tests/cases.rs` and `tests/cli.rs`).
+pub const ONE_BYTE_OVER: &str = r#"
+nodes:
+  - {name: n1, allocatable: {cpu: "4", memory: "20000000003"}}
+podGroups:
+  - name: g
+    tasks:
+      - {name: a, count: 1, requests: {cpu: "1", memory: "10000000001"}}
+      - {name: b, count: 1, requests: {cpu: "1", memory: "10000000003"}}
+"#;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
