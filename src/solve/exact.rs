@@ -383,7 +383,10 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         if tier.exact && exact_done > 0 {
             if let Some(inc) = incumbent.as_ref() {
                 let later: Vec<&Tier> = tiers[ti..].iter().filter(|t| t.exact).collect();
-                if let Some(better) = repack(cycle, model, &mip, inc, &later) {
+                // At most a quarter of the time left: at 1,024 nodes one candidate can take
+                // most of a second (models/cycle.md 9, eleventh session).
+                let until = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 4;
+                if let Some(better) = repack(cycle, model, &mip, inc, &later, until) {
                     incumbent = Some(better);
                     progress.lock().unwrap().values = incumbent.clone();
                 }
@@ -705,23 +708,28 @@ fn fix_components(model: &CycleModel, mip: &mut highs::Mip, tier: &Tier, inc: &[
 /// by the k8s-preempt order restricted to them, each topped up with elastic pods; the best
 /// by the `later` tiers (lexicographically) if it satisfies every row of `mip` (so every
 /// tier fixed so far) and beats the incumbent there. A heuristic: it only supplies
-/// incumbents, never a proof.
-fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], later: &[&Tier]) -> Option<Vec<f64>> {
+/// incumbents, never a proof. No candidate is started after `until`.
+fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], later: &[&Tier], until: Instant) -> Option<Vec<f64>> {
     let a = model.assignment(cycle, inc);
     let placed: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
     let keep = |order: Vec<GroupId>| -> Vec<GroupId> { order.into_iter().filter(|g| placed.contains(g)).collect() };
     let orders = [keep(greedy::ffd_order(cycle)), keep(greedy::small_first_order(cycle))];
     let rank = greedy::tight_rank(cycle);
-    let mut cands = Vec::new();
-    // Minimum pods only first (elastic pods come from the fill below): room the elastic
-    // pods would take can spare an eviction.
+    // Candidates are built one at a time, in this order, until `until`: the incumbent
+    // itself with fewer evictions first, then the greedy variants with minimum pods only
+    // (elastic pods come from the fill below: room the elastic pods would take can spare
+    // an eviction), then with elastic pods.
+    let mut cands: Vec<Box<dyn Fn() -> Assignment + '_>> = Vec::new();
+    if !a.evicted.is_empty() {
+        cands.push(Box::new(|| super::repair::reduce_evictions(cycle, &a)));
+    }
     for order in &orders {
         for elastic in [false, true] {
             for node_rank in [None, Some(rank.as_slice())] {
-                cands.push(greedy::place_in_order_with(cycle, order, node_rank, elastic));
+                cands.push(Box::new(move || greedy::place_in_order_with(cycle, order, node_rank, elastic)));
             }
             if !cycle.victims.is_empty() {
-                cands.push(super::k8s_preempt::preempt_in_given_order(cycle, order, elastic).assignment);
+                cands.push(Box::new(move || super::k8s_preempt::preempt_in_given_order(cycle, order, elastic).assignment));
             }
         }
     }
@@ -731,18 +739,18 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
         for order in &orders {
             let mut up = order.clone();
             up.sort_by_key(|&g| cycle.inst.groups[g].priority);
-            cands.push(super::repair::place_with_node_preemption(cycle, &up));
-            cands.push(super::repair::place_with_node_preemption(cycle, order));
+            cands.push(Box::new(move || super::repair::place_with_node_preemption(cycle, &up)));
+            cands.push(Box::new(move || super::repair::place_with_node_preemption(cycle, order)));
         }
-    }
-    // The incumbent itself with fewer evictions.
-    if !a.evicted.is_empty() {
-        cands.insert(0, super::repair::reduce_evictions(cycle, &a));
     }
     let key = |v: &[f64]| -> Vec<f64> { later.iter().map(|t| tier_value(&t.coefs, v)).collect() };
     let mut best_key = key(inc);
     let mut best = None;
-    for mut c in cands {
+    for make in cands {
+        if Instant::now() >= until {
+            break;
+        }
+        let mut c = make();
         if !c.evicted.is_empty() && placed.iter().all(|&g| c.is_placed(g)) {
             c = super::repair::reduce_evictions(cycle, &c);
         }
