@@ -122,6 +122,14 @@ impl Row {
         }
         self.extra_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)).collect::<Vec<_>>().join(" ")
     }
+    /// `8 (1000:6 100:2)`: the total, and per level when the rows are there.
+    pub fn extra_text(&self) -> String {
+        if self.extra_by_priority.is_empty() {
+            self.extra_pods.to_string()
+        } else {
+            format!("{} ({})", self.extra_pods, self.extra_levels())
+        }
+    }
     /// `ok`, or `FAIL (n): first violation`.
     pub fn check_text(&self) -> String {
         if self.valid {
@@ -455,7 +463,7 @@ fn row_cells(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
                 format!("{:?}", r.status),
                 r.placed_levels(),
                 r.victim_levels(),
-                r.extra_pods.to_string(),
+                r.extra_text(),
                 fmt_ms(r.millis),
                 r.check_text(),
                 r.vs_exact_text(),

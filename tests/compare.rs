@@ -186,6 +186,10 @@ fn csv_json_markdown_and_table_render() {
         levels_seen += 1;
     }
     assert!(levels_seen > 0, "no row with extra pods per level: {csv}");
+    // The table shows them too, next to the total (quickstart: 8 = 6 + 2).
+    let quick = r.rows.iter().find(|x| x.instance == "quickstart.yaml" && x.solver == "exact").unwrap();
+    assert_eq!(quick.extra_text(), format!("{} ({})", quick.extra_pods, quick.extra_levels()));
+    assert!(compare::render(&r, Format::Table).contains(&quick.extra_text()));
     // JSON parses and carries rows and summary.
     let json: serde_json::Value = serde_json::from_str(&compare::render(&r, Format::Json)).expect("json parses");
     assert_eq!(json["rows"].as_array().unwrap().len(), r.rows.len());
