@@ -716,9 +716,10 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
     let orders = [keep(greedy::ffd_order(cycle)), keep(greedy::small_first_order(cycle))];
     let rank = greedy::tight_rank(cycle);
     // Candidates are built one at a time, in this order, until `until`: the incumbent
-    // itself with fewer evictions first, then the greedy variants with minimum pods only
-    // (elastic pods come from the fill below: room the elastic pods would take can spare
-    // an eviction), then with elastic pods.
+    // itself with fewer evictions; per group order, the greedy variants and the
+    // k8s-preempt order with minimum pods only (elastic pods come from the fill below:
+    // room the elastic pods would take can spare an eviction), then with elastic pods;
+    // last the per-node preemption placements, the slowest.
     let mut cands: Vec<Box<dyn Fn() -> Assignment + '_>> = Vec::new();
     if !a.evicted.is_empty() {
         cands.push(Box::new(|| super::repair::reduce_evictions(cycle, &a)));
