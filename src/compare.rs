@@ -58,6 +58,16 @@ impl Verdict {
     }
 }
 
+/// Per-level cells joined by spaces, or `-` when there are none.
+fn level_list(cells: impl Iterator<Item = String>) -> String {
+    let cells: Vec<String> = cells.collect();
+    if cells.is_empty() {
+        "-".into()
+    } else {
+        cells.join(" ")
+    }
+}
+
 /// One solver on one instance.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -103,24 +113,15 @@ impl Row {
     }
     /// `1000:3/4 100:5/9` (placed/pending per level, highest first; `-` without pending groups).
     pub fn placed_levels(&self) -> String {
-        if self.placed_by_priority.is_empty() {
-            return "-".into();
-        }
-        self.placed_by_priority.iter().map(|r| format!("{}:{}/{}", r.priority, r.placed, r.pending)).collect::<Vec<_>>().join(" ")
+        level_list(self.placed_by_priority.iter().map(|r| format!("{}:{}/{}", r.priority, r.placed, r.pending)))
     }
     /// `100:2 0:5` (pods evicted per level, highest first; `-` for none).
     pub fn victim_levels(&self) -> String {
-        if self.evicted_by_priority.is_empty() {
-            return "-".into();
-        }
-        self.evicted_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)).collect::<Vec<_>>().join(" ")
+        level_list(self.evicted_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)))
     }
     /// `1000:6 100:2` (extra pods per level, highest first; `-` without the rows).
     pub fn extra_levels(&self) -> String {
-        if self.extra_by_priority.is_empty() {
-            return "-".into();
-        }
-        self.extra_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)).collect::<Vec<_>>().join(" ")
+        level_list(self.extra_by_priority.iter().map(|r| format!("{}:{}", r.priority, r.pods)))
     }
     /// `8 (1000:6 100:2)`: the total, and per level when the rows are there.
     pub fn extra_text(&self) -> String {

@@ -126,6 +126,13 @@ pub fn search(
     let eviction_tier = !coefs.is_empty() && coefs.iter().all(|(c, _)| eviction_cols.binary_search(c).is_ok());
     let placement_tier = !eviction_cols.is_empty() && !coefs.is_empty() && coefs.iter().all(|(c, _)| y_group.contains_key(c));
     let col_group = if eviction_tier || placement_tier { model.column_groups() } else { Vec::new() };
+    // Eviction tiers: what each eviction column costs in the tier.
+    let weight = weights_of(coefs);
+    // Costly blocks: eviction tiers over several priority levels. Measured (models/cycle.md
+    // 6.7): preempt-256 seeds 1-5 at 10 s, better on 5 of 5 (priority-1000 victims 20, 25,
+    // 7, 23, 53 -> 5, 4, 7, 15, 11). Not in a tier of one level, where every eviction costs
+    // the same: there no measurement showed a difference beyond run-to-run variation.
+    let costly_tier = eviction_tier && coefs.iter().any(|&(_, a)| (a - coefs[0].1).abs() > 1e-9) && !super::tuning::get().no_costly_blocks;
     // After a round whose group moves found nothing, the rounds go on without them: on
     // flat clusters with preemption they rarely pay and take the blocks' time (measured,
     // models/cycle.md 6.7).
@@ -148,7 +155,7 @@ pub fn search(
         let movers: Vec<Vec<GroupId>> = if !moves_pay {
             Vec::new()
         } else if eviction_tier {
-            let mut by_cost = preemptors_by_cost(model, coefs, &best, &col_node, &col_group);
+            let mut by_cost = preemptors_by_cost(model, &weight, &best, &col_node, &col_group);
             by_cost.truncate(MAX_MOVES);
             by_cost.into_iter().map(|g| vec![g]).collect()
         } else if placement_tier {
@@ -174,15 +181,10 @@ pub fn search(
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
             eprintln!("lns: {solves} group moves: best {best_val}");
         }
-        // Eviction tiers over several priority levels: first, blocks around the costliest
-        // evictions, each with the nodes that have the most room for the pods there
-        // (`costly_blocks`). Measured (models/cycle.md 6.7): preempt-256 seeds 1-5 at
-        // 10 s, better on 5 of 5 (priority-1000 victims 20, 25, 7, 23, 53 -> 5, 4, 7, 15,
-        // 11). Not in a tier of one level, where every eviction costs the same: there
-        // no measurement showed a difference beyond run-to-run variation.
-        let levels = coefs.iter().any(|&(_, a)| (a - coefs[0].1).abs() > 1e-9);
-        let costly = if eviction_tier && levels && costly_pay && !super::tuning::get().no_costly_blocks {
-            costly_blocks(model, mip, coefs, &best, &col_node, &col_group, COSTLY_BLOCK)
+        // First, blocks around the costliest evictions, each with the nodes that have the
+        // most room for the pods there (`costly_blocks`).
+        let costly = if costly_tier && costly_pay {
+            costly_blocks(model, mip, &weight, &best, &col_node, &col_group, COSTLY_BLOCK)
         } else {
             Vec::new()
         };
@@ -279,26 +281,40 @@ fn left_out_moves(
     moves
 }
 
+/// Per column of a tier's objective: its weight, as a positive cost.
+type Weights = std::collections::HashMap<usize, f64>;
+
+fn weights_of(coefs: &[(usize, f64)]) -> Weights {
+    coefs.iter().map(|&(c, a)| (c, a.abs())).collect()
+}
+
+/// The units `best` evicts that the tier counts: (weight, eviction column, nodes of the
+/// unit's pods), in column order.
+fn counted_evictions<'m>(model: &'m CycleModel, weight: &Weights, best: &[f64]) -> Vec<(f64, usize, &'m [NodeId])> {
+    model
+        .eviction_nodes()
+        .iter()
+        .filter(|(c, _)| best[*c] > 0.5)
+        .filter_map(|(c, nodes)| weight.get(c).filter(|&&w| w > 0.0).map(|&w| (w, *c, &nodes[..])))
+        .collect()
+}
+
 /// Placed groups with a pod on a node where `best` evicts a unit that the tier counts,
 /// by the tier weight of those evictions (each unit counted once per group), highest
 /// first, then by group id.
 fn preemptors_by_cost(
     model: &CycleModel,
-    coefs: &[(usize, f64)],
+    weight: &Weights,
     best: &[f64],
     col_node: &[Option<NodeId>],
     col_group: &[Option<GroupId>],
 ) -> Vec<GroupId> {
-    let weight: std::collections::HashMap<usize, f64> = coefs.iter().map(|&(c, a)| (c, a.abs())).collect();
     // Per node: the evicted units (their weight) with a pod there.
     let max_node = col_node.iter().flatten().copied().max().unwrap_or(0);
     let mut evicted_on: Vec<Vec<(usize, f64)>> = vec![Vec::new(); max_node + 1];
-    for (c, nodes) in model.eviction_nodes() {
-        let Some(&w) = weight.get(c) else { continue };
-        if best[*c] > 0.5 {
-            for &n in nodes.iter().filter(|&&n| n <= max_node) {
-                evicted_on[n].push((*c, w));
-            }
+    for (w, c, nodes) in counted_evictions(model, weight, best) {
+        for &n in nodes.iter().filter(|&&n| n <= max_node) {
+            evicted_on[n].push((c, w));
         }
     }
     let mut seen: std::collections::BTreeMap<GroupId, std::collections::BTreeMap<usize, f64>> = Default::default();
@@ -328,19 +344,13 @@ fn preemptors_by_cost(
 fn costly_blocks(
     model: &CycleModel,
     mip: &Mip,
-    coefs: &[(usize, f64)],
+    weight: &Weights,
     best: &[f64],
     col_node: &[Option<NodeId>],
     col_group: &[Option<GroupId>],
     size: usize,
 ) -> Vec<Vec<NodeId>> {
-    let weight: std::collections::HashMap<usize, f64> = coefs.iter().map(|&(c, a)| (c, a.abs())).collect();
-    let mut costly: Vec<(f64, usize, &[NodeId])> = model
-        .eviction_nodes()
-        .iter()
-        .filter(|(c, _)| best[*c] > 0.5)
-        .filter_map(|(c, nodes)| weight.get(c).filter(|&&w| w > 0.0).map(|&w| (w, *c, &nodes[..])))
-        .collect();
+    let mut costly = counted_evictions(model, weight, best);
     if costly.is_empty() {
         return Vec::new();
     }
@@ -720,7 +730,7 @@ mod tests {
         mip.add_row(0.5, INF, placed.coefs.clone());
         assert!(verify_rows(&mip, &start).is_some());
         let (col_node, col_group) = (model.column_nodes(), model.column_groups());
-        let blocks = costly_blocks(&model, &mip, &evicted.coefs, &start, &col_node, &col_group, COSTLY_BLOCK);
+        let blocks = costly_blocks(&model, &mip, &weights_of(&evicted.coefs), &start, &col_node, &col_group, COSTLY_BLOCK);
         assert_eq!(blocks.len(), 1, "one costly eviction: {blocks:?}");
         assert_eq!(&blocks[0][..2], &[0, 150], "{blocks:?}");
         assert_eq!(blocks[0].len(), COSTLY_BLOCK);

@@ -886,12 +886,17 @@ impl CycleModel {
     }
 }
 
+/// `v` with its integer columns rounded, as the rows are checked.
+fn rounded(mip: &Mip, v: &[f64]) -> Vec<f64> {
+    v.iter().zip(&mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect()
+}
+
 /// Rounds a solution's integer columns and checks bounds and every row of `mip`.
 pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
     if v.len() != mip.num_cols() {
         return None;
     }
-    let r: Vec<f64> = v.iter().zip(&mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect();
+    let r = rounded(mip, v);
     for c in 0..r.len() {
         if r[c] < mip.col_lower[c] - 1e-9 || r[c] > mip.col_upper[c] + 1e-9 {
             return None;
@@ -997,7 +1002,7 @@ pub(super) fn sharpen_broken_rows(mip: &mut Mip, v: &[f64]) -> usize {
     if v.len() != mip.num_cols() {
         return 0;
     }
-    let r: Vec<f64> = v.iter().zip(&mip.col_integer).map(|(&x, &i)| if i { x.round() } else { x }).collect();
+    let r = rounded(mip, v);
     let mut changed = 0;
     for k in 0..mip.exact_rows.len() {
         let x = &mip.exact_rows[k];
