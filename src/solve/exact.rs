@@ -497,26 +497,56 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         let minimum_only = super::tuning::get().min_pods
             && tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@"))
             && model.minimum_pods_only(&mut mip, true);
-        let (res, lns_best) = loop {
-            let (res, lns_best) = std::thread::scope(|s| {
+        // Look-ahead: in the term-1 tier, once the search has found nothing for a quarter
+        // of the time left, the second core moves on to the next tier's evictions with
+        // term 1 held at the best value found (a floor row), while HiGHS goes on with
+        // term 1. If HiGHS then proves term 1 at that value, the eviction tier starts from
+        // the look-ahead's placement; if it finds a better term 1, that wins; at the
+        // deadline the decision has term 1's best value and fewer evictions. Nothing is
+        // claimed proven that was not. Why: at 1,024 nodes term 1 takes the whole budget,
+        // so the eviction tier never ran and the decision kept every eviction of the term-1
+        // incumbent (models/cycle.md 6.7).
+        let ahead = lns_start.and_then(|start| {
+            if !only_term1 || rel_gap > 0.0 || super::tuning::get().no_look_ahead {
+                return None;
+            }
+            let next = tiers[ti + 1..].iter().find(|t| t.exact)?;
+            (next.names.iter().all(|n| n.starts_with("evicted@")) && tier_value(&next.coefs, start) < -0.5).then_some(next)
+        });
+        let patience = ahead.map(|_| deadline.saturating_duration_since(Instant::now()) / 4);
+        let (res, lns_best, ahead_best) = loop {
+            let (res, lns_best, ahead_best) = std::thread::scope(|s| {
                 let search = lns_start.map(|start| {
                     let (mip, stop, live) = (&mip, &stop, &live);
                     s.spawn(move || {
-                        super::lns::search(
-                            model,
-                            mip,
-                            tier,
-                            start,
-                            super::lns::Until { deadline, stop, live, fixed_groups_first: !super::tuning::get().no_fixed_groups },
-                            &mut |v| {
-                                progress.lock().unwrap().values = Some(v.to_vec());
-                            },
-                        )
+                        let mut publish = |v: &[f64]| progress.lock().unwrap().values = Some(v.to_vec());
+                        let until = super::lns::Until {
+                            deadline,
+                            stop,
+                            live,
+                            fixed_groups_first: !super::tuning::get().no_fixed_groups,
+                            patience,
+                        };
+                        let found = super::lns::search(model, mip, tier, start, until, &mut publish);
+                        let ahead_best = ahead.filter(|_| !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline);
+                        let ahead_best = ahead_best.and_then(|next| {
+                            let from = found.as_deref().unwrap_or(start);
+                            let held_at = tier_value(&tier.coefs, from);
+                            say.line(format_args!(
+                                "tier {}: the search found nothing better for {} ms; it works on {} with this tier held at {held_at}, while HiGHS goes on",
+                                tier.names.join("+"),
+                                patience.unwrap_or_default().as_millis(),
+                                next.names.join("+")
+                            ));
+                            super::lns::look_ahead(model, mip, (tier, next), from, (deadline, stop), &mut publish)
+                        });
+                        (found, ahead_best)
                     })
                 });
                 let res = highs::solve(&mip, incumbent.as_deref(), &params);
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                (res, search.and_then(|h| h.join().ok().flatten()))
+                let (found, ahead_best) = search.and_then(|h| h.join().ok()).unwrap_or_default();
+                (res, found, ahead_best)
             });
             // HiGHS's answer overflows a capacity row it sees only scaled (4.7): the same
             // tier again, with those rows sharpened so that HiGHS sees the overflow too.
@@ -532,7 +562,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                 stop.store(false, std::sync::atomic::Ordering::Relaxed);
                 continue;
             }
-            break (res, lns_best);
+            break (res, lns_best, ahead_best);
         };
         if minimum_only {
             model.minimum_pods_only(&mut mip, false);
@@ -556,6 +586,13 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         if let Some(l) = lns_best {
             if incumbent.as_ref().is_none_or(|inc| tier_value(&tier.coefs, &l) > tier_value(&tier.coefs, inc) + 0.5) {
                 incumbent = Some(l);
+            }
+        }
+        // The look-ahead's placement, if it has this tier's best value and fewer evictions.
+        if let (Some(la), Some(next)) = (ahead_best, ahead) {
+            let (t, n) = (|v: &[f64]| tier_value(&tier.coefs, v), |v: &[f64]| tier_value(&next.coefs, v));
+            if incumbent.as_deref().is_none_or(|inc| t(&la) >= t(inc) - 0.5 && n(&la) > n(inc) + 0.5) {
+                incumbent = Some(la);
             }
         }
         // Published at once: the caller may stop waiting at the deadline while the steps

@@ -47,18 +47,21 @@ const COSTLY_BLOCK: usize = 24;
 /// Placed groups tried together with each left-out group.
 const PARTNERS: usize = 6;
 
-/// When the search ends: at `deadline`, when `stop` is set (HiGHS finished), or when
-/// its value meets the `live` bound (then it sets `stop` itself).
+/// When the search ends: at `deadline`, when `stop` is set (HiGHS finished), when
+/// its value meets the `live` bound (then it sets `stop` itself), or after `patience`
+/// without an improvement.
 pub struct Until<'a> {
     pub deadline: Instant,
     pub stop: &'a Arc<AtomicBool>,
     pub live: &'a LiveRun,
     /// Start with the fixed-groups sub-model (see [`search`]).
     pub fixed_groups_first: bool,
+    /// Give up once this long has passed since the start or the last improvement.
+    pub patience: Option<Duration>,
 }
 
-/// Improves `start` on `tier` of `mip` (maximize) until `stop`, the deadline,
-/// or a round of the largest neighbourhoods finds nothing. `on_better` sees each
+/// Improves `start` on `tier` of `mip` (maximize) until `stop`, the deadline, the
+/// patience runs out, or a round of the largest neighbourhoods finds nothing. `on_better` sees each
 /// improvement; the best one is returned (`None` if none was found).
 pub fn search(
     model: &CycleModel,
@@ -68,8 +71,10 @@ pub fn search(
     until: Until,
     on_better: &mut dyn FnMut(&[f64]),
 ) -> Option<Vec<f64>> {
-    let Until { deadline, stop, live, fixed_groups_first } = until;
+    let Until { deadline, stop, live, fixed_groups_first, patience } = until;
     let coefs = &tier.coefs[..];
+    let mut last_gain = Instant::now();
+    let out_of_patience = |last_gain: Instant| patience.is_some_and(|p| last_gain.elapsed() >= p);
     let col_node = model.column_nodes();
     // Neighbourhoods are drawn from the nodes the objective is about (elastic pods);
     // when it is about groups (placed@), from every node with a column.
@@ -103,6 +108,7 @@ pub fn search(
                 (best, best_val) = (v, val);
                 on_better(&best);
                 found = Some(best.clone());
+                last_gain = Instant::now();
             }
             if super::tuning::get().debug {
                 eprintln!("lns: fixed groups: {:?}, best {best_val}", res.status);
@@ -164,7 +170,7 @@ pub fn search(
             Vec::new()
         };
         for moving in movers {
-            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || live.bound() < best_val + 0.999 {
+            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || live.bound() < best_val + 0.999 || out_of_patience(last_gain) {
                 break;
             }
             // The group's pod columns everywhere, the node-wide device columns (whole
@@ -175,7 +181,10 @@ pub fn search(
                 continue;
             };
             solves += 1;
-            improved |= adopt(better, (&mut best, &mut best_val, &mut found), on_better);
+            if adopt(better, (&mut best, &mut best_val, &mut found), on_better) {
+                improved = true;
+                last_gain = Instant::now();
+            }
         }
         moves_pay &= improved;
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
@@ -198,11 +207,12 @@ pub fn search(
             order.swap(i, (rng % (i as u64 + 1)) as usize);
         }
         for (i, chunk) in costly.iter().map(|b| &b[..]).chain(order.chunks(block)).enumerate() {
-            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || out_of_patience(last_gain) {
                 if super::tuning::get().debug {
                     eprintln!(
-                        "lns: stopped after {solves} sub-models in {} ms of this round, best {best_val}",
-                        round_start.elapsed().as_millis()
+                        "lns: stopped after {solves} sub-models in {} ms of this round, best {best_val}{}",
+                        round_start.elapsed().as_millis(),
+                        if out_of_patience(last_gain) { " (no gain within its patience)" } else { "" }
                     );
                 }
                 return found;
@@ -222,6 +232,9 @@ pub fn search(
             };
             solves += 1;
             let gain = adopt(better, (&mut best, &mut best_val, &mut found), on_better);
+            if gain {
+                last_gain = Instant::now();
+            }
             costly_gain |= gain && i < costly.len();
             improved |= gain;
         }
@@ -242,6 +255,25 @@ pub fn search(
             block = (block * 2).min(MAX_BLOCK);
         }
     }
+}
+
+/// The search on `next` with `held` kept at least at its value in `from` (a floor row):
+/// what `run_tiers` runs on the second core while HiGHS is still at work on `held`. Each
+/// solution it keeps passes every row of `mip` and the floor; none is proven.
+pub fn look_ahead(
+    model: &CycleModel,
+    mip: &Mip,
+    (held, next): (&Tier, &Tier),
+    from: &[f64],
+    (deadline, stop): (Instant, &Arc<AtomicBool>),
+    on_better: &mut dyn FnMut(&[f64]),
+) -> Option<Vec<f64>> {
+    let mut floored = mip.clone();
+    floored.add_row(tier_value(&held.coefs, from).round() - 0.5, INF, held.coefs.clone());
+    // No bound is known for `next` here (HiGHS is on `held`): the search runs until told.
+    let no_bound = LiveRun::default();
+    let until = Until { deadline, stop, live: &no_bound, fixed_groups_first: false, patience: None };
+    search(model, &floored, next, from, until, on_better)
 }
 
 /// The moves of a tier of groups placed: the left-out groups by weight (at most
@@ -543,6 +575,10 @@ mod tests {
     /// Improvements seen on the way to the best: the blocks alone, or the fixed-groups
     /// sub-model first (which solves this small packing question in one step).
     fn repack(fixed_groups_first: bool) -> Vec<f64> {
+        repack_with(fixed_groups_first, None).expect("an improvement exists")
+    }
+
+    fn repack_with(fixed_groups_first: bool, patience: Option<Duration>) -> Option<Vec<f64>> {
         let mut yaml = String::from("nodes:\n");
         for i in 0..30 {
             yaml.push_str(&format!("  - {{name: n{i:02}, allocatable: {{cpu: \"2\"}}}}\n"));
@@ -575,15 +611,14 @@ mod tests {
             &mip,
             extra,
             &start,
-            Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live, fixed_groups_first },
+            Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live, fixed_groups_first, patience },
             &mut |v| seen.push(tier_value(&extra.coefs, v)),
-        )
-        .expect("an improvement exists");
+        )?;
         assert_eq!(tier_value(&extra.coefs, &best), 19.0, "improvements seen: {seen:?}");
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "strictly better each time: {seen:?}");
         assert!(verify_rows(&mip, &best).is_some());
         assert_eq!(tier_value(&placed.coefs, &best), tier_value(&placed.coefs, &start), "term 1 kept");
-        seen
+        Some(seen)
     }
 
     #[test]
@@ -594,6 +629,13 @@ mod tests {
     #[test]
     fn the_fixed_groups_sub_model_reaches_the_optimum_in_one_step() {
         assert_eq!(repack(true), vec![19.0]);
+    }
+
+    /// Out of patience before the first block: the search gives up with nothing, where
+    /// without a patience it improves the same start (the test above).
+    #[test]
+    fn a_search_out_of_patience_gives_up() {
+        assert_eq!(repack_with(false, Some(Duration::ZERO)), None);
     }
 
     /// 120 nodes of 4 cpu in two racks of 60: r1 = n000-n059, r2 = n060-n119. `bound(n)`
@@ -638,7 +680,13 @@ mod tests {
     fn run(model: &CycleModel, mip: &Mip, tier: &Tier, start: &[f64]) -> Option<Vec<f64>> {
         let stop = Arc::new(AtomicBool::new(false));
         let live = LiveRun::default();
-        let until = Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live, fixed_groups_first: false };
+        let until = Until {
+            deadline: Instant::now() + Duration::from_secs(20),
+            stop: &stop,
+            live: &live,
+            fixed_groups_first: false,
+            patience: None,
+        };
         search(model, mip, tier, start, until, &mut |_| {})
     }
 
@@ -669,6 +717,46 @@ mod tests {
         let found = run(&model, &mip, evicted, &start).expect("the move to r2 is better");
         assert_eq!(tier_value(&evicted.coefs, &found), tier_value(&evicted.coefs, &best));
         assert!(verify_rows(&mip, &found).is_some());
+    }
+
+    /// The look-ahead: `g` (priority 1000) sits on r1 evicting sixty priority-100 pods;
+    /// on r2 only 30 nodes are taken, by priority-100 pods too. With no pending group
+    /// placed the eviction tier would be at its best (no eviction at all), so what keeps
+    /// `g` placed is the look-ahead's floor on the tier of groups placed: it must move `g`
+    /// to r2 (30 evictions) and keep it placed.
+    #[test]
+    fn the_look_ahead_holds_the_groups_placed_and_cuts_the_evictions() {
+        let inst = two_racks(
+            &|i| match i {
+                0..60 => Some((format!("a-{i}"), 100)),
+                60..90 => Some((format!("b-{i}"), 100)),
+                _ => None,
+            },
+            &format!("podGroups:\n{}", gang("g", 1000)),
+        );
+        let cycle = Cycle::new(&inst);
+        let model = CycleModel::build(&cycle);
+        let g = inst.group_id("g").unwrap();
+        let (mut start, mut best) = (Assignment::empty(&inst), Assignment::empty(&inst));
+        on_rack(&cycle, &mut start, g, 0, &["a-"]);
+        on_rack(&cycle, &mut best, g, 60, &["b-"]);
+        let nothing = model.values_of(&cycle, &Assignment::empty(&inst));
+        let (start, best) = (model.values_of(&cycle, &start), model.values_of(&cycle, &best));
+        let tiers = model.tiers();
+        let placed = tiers.iter().find(|t| t.names.iter().all(|n| n.starts_with("placed@"))).unwrap();
+        let evicted = tiers.iter().find(|t| t.names.iter().any(|n| n == "evicted@100")).unwrap();
+        let (p, e) = (|v: &[f64]| tier_value(&placed.coefs, v), |v: &[f64]| tier_value(&evicted.coefs, v));
+        assert!(verify_rows(&model.mip, &start).is_some() && verify_rows(&model.mip, &best).is_some());
+        assert!(e(&nothing) > e(&best) && e(&best) > e(&start), "no placement evicts least, then r2, then r1");
+        assert!(p(&start) > p(&nothing));
+        let stop = Arc::new(AtomicBool::new(false));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut seen = Vec::new();
+        let found = look_ahead(&model, &model.mip, (placed, evicted), &start, (deadline, &stop), &mut |v| seen.push((p(v), e(v))))
+            .expect("the move to r2 is better");
+        assert_eq!((p(&found), e(&found)), (p(&start), e(&best)), "seen: {seen:?}");
+        assert!(seen.iter().all(|&(held, _)| held == p(&start)), "every published solution keeps g placed: {seen:?}");
+        assert!(verify_rows(&model.mip, &found).is_some());
     }
 
     /// The tier of groups placed: `a` (priority 1000) holds the empty rack r1; `b`

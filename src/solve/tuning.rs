@@ -44,6 +44,9 @@ pub struct Tuning {
     /// `TESSERA_NO_COSTLY_BLOCKS`: the search's eviction tiers skip the blocks around
     /// their costliest evictions (lns.rs `costly_blocks`).
     pub no_costly_blocks: bool,
+    /// `TESSERA_NO_LOOK_AHEAD`: the search of the term-1 tier does not move on to the
+    /// next tier's evictions when it stalls (exact.rs, `run_tiers`).
+    pub no_look_ahead: bool,
     /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
     pub highs_options: Vec<(String, String)>,
 }
@@ -72,6 +75,7 @@ pub fn get() -> &'static Tuning {
             no_cutoff: on("TESSERA_NO_CUTOFF"),
             no_fixed_groups: on("TESSERA_NO_FIXED_GROUPS"),
             no_costly_blocks: on("TESSERA_NO_COSTLY_BLOCKS"),
+            no_look_ahead: on("TESSERA_NO_LOOK_AHEAD"),
             highs_options: std::env::var("TESSERA_HIGHS_OPT")
                 .unwrap_or_default()
                 .split(',')
