@@ -504,10 +504,11 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         let minimum_only = super::tuning::get().min_pods
             && tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@"))
             && model.minimum_pods_only(&mut mip, true);
-        // Look-ahead: in the term-1 tier, once the search has found nothing for a quarter
-        // of the time left, the second core moves on to the next tier's evictions with
-        // term 1 held at the best value found (a floor row), while HiGHS goes on with
-        // term 1. If HiGHS then proves term 1 at that value, the eviction tier starts from
+        // Look-ahead: in the term-1 tier, once the search has stalled (nothing found for
+        // a quarter of the time left and at least `LOOK_AHEAD_MIN_PATIENCE`, or a round
+        // of its largest blocks found nothing), the second core moves on to the next
+        // tier's evictions with term 1 held at the best value found (a floor row), while
+        // HiGHS goes on with term 1. If HiGHS then proves term 1 at that value, the eviction tier starts from
         // the look-ahead's placement; if it finds a better term 1, that wins; at the
         // deadline the decision has term 1's best value and fewer evictions. Nothing is
         // claimed proven that was not. Why: at 1,024 nodes term 1 takes the whole budget,
@@ -540,7 +541,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                             let from = found.as_deref().unwrap_or(start);
                             let held_at = tier_value(&tier.coefs, from);
                             say.line(format_args!(
-                                "tier {}: the search found nothing better for {} ms; it works on {} with this tier held at {held_at}, while HiGHS goes on",
+                                "tier {}: the search stalled (patience {} ms); it works on {} with this tier held at {held_at}, while HiGHS goes on",
                                 tier.names.join("+"),
                                 patience.unwrap_or_default().as_millis(),
                                 next.names.join("+")
