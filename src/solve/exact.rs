@@ -51,6 +51,8 @@ struct Progress {
     tier_values: Vec<f64>,
     nodes: i64,
     term1_bound: Option<f64>,
+    /// The tier the look-ahead worked on, and the term-1 value it held (`run_tiers`).
+    look_ahead: Option<(String, f64)>,
     /// The running tier's live state (HiGHS's dual bound and latest improving solution)
     /// and its objective, while HiGHS works on it.
     live: Option<(Arc<highs::LiveRun>, Vec<(usize, f64)>)>,
@@ -310,6 +312,9 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     if let Some(b) = p.term1_bound {
         d.stats.insert("term1Bound".into(), b.into());
     }
+    if let Some((tier, held_at)) = &p.look_ahead {
+        d.stats.insert("lookAhead".into(), serde_json::json!({"tier": tier, "term1HeldAt": held_at}));
+    }
     d.stats.insert("warmStartPlacedGroups".into(), warm_placed.into());
     // A rejected warm start is a modelling bug (the greedy and the MILP disagree on a
     // rule): make it visible rather than silently solving cold.
@@ -540,6 +545,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                         let ahead_best = ahead_best.and_then(|next| {
                             let from = found.as_deref().unwrap_or(start);
                             let held_at = tier_value(&tier.coefs, from);
+                            progress.lock().unwrap().look_ahead = Some((next.names.join("+"), held_at));
                             say.line(format_args!(
                                 "tier {}: the search stalled (patience {} ms); it works on {} with this tier held at {held_at}, while HiGHS goes on",
                                 tier.names.join("+"),
