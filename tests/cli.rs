@@ -459,3 +459,42 @@ fn export_lp_bad_input_exits_2() {
     assert!(stderr(&o).contains("nodes[0].allocatable.memory"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The look-ahead end to end (models/cycle.md 6.7), started at once
+/// (`TESSERA_LOOK_AHEAD_PATIENCE_MS=0`) on a cycle large enough for the search and with
+/// victims (`preempt-256` seed 1), against the same cycle without it. Term 1 comes
+/// first: the look-ahead may not cost a group once term 1 is proven, may not claim
+/// term 1 when it is not, and its decision must pass `tessera check`.
+#[test]
+fn the_look_ahead_never_costs_a_proven_term_1() {
+    let dir = scratch("look-ahead");
+    let inst = dir.join("preempt-256-1.yaml");
+    let o = tessera(&["generate", "--class", "preempt-256", "--seed", "1", "--out", s(&inst)]);
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    let solve = |env: (&str, &str)| {
+        let o = Command::new(BIN).env(env.0, env.1).args(["solve", s(&inst), "--time-limit", "12s"]).output().unwrap();
+        assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+        let out = dir.join(format!("{}.yaml", env.0));
+        std::fs::write(&out, stdout(&o)).unwrap();
+        let c = tessera(&["check", s(&inst), s(&out)]);
+        assert_eq!(code(&c), 0, "{} {}: {}", env.0, env.1, stdout(&c));
+        parse_decision(&stdout(&o))
+    };
+    let forced = solve(("TESSERA_LOOK_AHEAD_PATIENCE_MS", "0"));
+    let plain = solve(("TESSERA_NO_LOOK_AHEAD", "1"));
+    let term1 = |d: &Decision| d.stats["termsProven"].as_array().is_some_and(|t| t.iter().any(|v| v.as_i64() == Some(1)));
+    let placed = |d: &Decision| d.objective.placed_by_priority.iter().map(|r| r.placed).collect::<Vec<_>>();
+    let ran = &forced.stats["lookAhead"]["tier"];
+    assert!(ran.as_str().is_some_and(|t| t.starts_with("evicted@")), "the look-ahead ran: {:?}", forced.stats);
+    assert!(plain.stats.get("lookAhead").is_none());
+    // Without the look-ahead the search proves term 1 here in well under a second.
+    assert!(term1(&plain), "{:?}", plain.stats);
+    if term1(&forced) {
+        assert_eq!(placed(&forced), placed(&plain), "both proven: the same optimum");
+    } else {
+        assert_eq!(forced.status, Status::Feasible);
+        assert!(forced.gap > 0.0);
+        assert!(placed(&forced) <= placed(&plain), "{:?} beats the proven optimum {:?}", placed(&forced), placed(&plain));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -526,7 +526,11 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
             let next = tiers[ti + 1..].iter().find(|t| t.exact)?;
             (next.names.iter().all(|n| n.starts_with("evicted@")) && tier_value(&next.coefs, start) < -0.5).then_some(next)
         });
-        let patience = ahead.map(|_| (deadline.saturating_duration_since(Instant::now()) / 4).max(LOOK_AHEAD_MIN_PATIENCE));
+        let patience = ahead.map(|_| {
+            super::tuning::get()
+                .look_ahead_patience
+                .unwrap_or((deadline.saturating_duration_since(Instant::now()) / 4).max(LOOK_AHEAD_MIN_PATIENCE))
+        });
         let (res, lns_best, ahead_best) = loop {
             let (res, lns_best, ahead_best) = std::thread::scope(|s| {
                 let search = lns_start.map(|start| {

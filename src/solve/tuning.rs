@@ -47,6 +47,9 @@ pub struct Tuning {
     /// `TESSERA_NO_LOOK_AHEAD`: the search of the term-1 tier does not move on to the
     /// next tier's evictions when it stalls (exact.rs, `run_tiers`).
     pub no_look_ahead: bool,
+    /// `TESSERA_LOOK_AHEAD_PATIENCE_MS=n`: the term-1 search's patience before the
+    /// look-ahead, instead of the default (a test starts it at once with 0).
+    pub look_ahead_patience: Option<std::time::Duration>,
     /// `TESSERA_HIGHS_OPT=name=value,...`: any further HiGHS options, set last.
     pub highs_options: Vec<(String, String)>,
 }
@@ -76,6 +79,7 @@ pub fn get() -> &'static Tuning {
             no_fixed_groups: on("TESSERA_NO_FIXED_GROUPS"),
             no_costly_blocks: on("TESSERA_NO_COSTLY_BLOCKS"),
             no_look_ahead: on("TESSERA_NO_LOOK_AHEAD"),
+            look_ahead_patience: num("TESSERA_LOOK_AHEAD_PATIENCE_MS").map(|ms| std::time::Duration::from_secs_f64(ms.max(0.0) / 1e3)),
             highs_options: std::env::var("TESSERA_HIGHS_OPT")
                 .unwrap_or_default()
                 .split(',')
