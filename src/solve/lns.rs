@@ -677,6 +677,19 @@ mod tests {
         }
     }
 
+    /// The model of `inst`, and its gang `g` on r1 evicting the pods whose names start
+    /// with `on_r1`, then on r2 evicting those starting with `on_r2` (column values).
+    fn on_r1_or_r2(inst: &Instance, (on_r1, on_r2): (&str, &str)) -> (CycleModel, Vec<f64>, Vec<f64>) {
+        let cycle = Cycle::new(inst);
+        let model = CycleModel::build(&cycle);
+        let g = inst.group_id("g").unwrap();
+        let (mut r1, mut r2) = (Assignment::empty(inst), Assignment::empty(inst));
+        on_rack(&cycle, &mut r1, g, 0, &[on_r1]);
+        on_rack(&cycle, &mut r2, g, 60, &[on_r2]);
+        let (r1, r2) = (model.values_of(&cycle, &r1), model.values_of(&cycle, &r2));
+        (model, r1, r2)
+    }
+
     fn run(model: &CycleModel, mip: &Mip, tier: &Tier, start: &[f64]) -> Option<Vec<f64>> {
         let stop = Arc::new(AtomicBool::new(false));
         let live = LiveRun::default();
@@ -700,13 +713,7 @@ mod tests {
             &|i| Some(if i < 60 { (format!("mid-{i}"), 100) } else { (format!("low-{i}"), 0) }),
             &format!("podGroups:\n{}", gang("g", 1000)),
         );
-        let cycle = Cycle::new(&inst);
-        let model = CycleModel::build(&cycle);
-        let g = inst.group_id("g").unwrap();
-        let (mut start, mut best) = (Assignment::empty(&inst), Assignment::empty(&inst));
-        on_rack(&cycle, &mut start, g, 0, &["mid-"]);
-        on_rack(&cycle, &mut best, g, 60, &["low-"]);
-        let (start, best) = (model.values_of(&cycle, &start), model.values_of(&cycle, &best));
+        let (model, start, best) = on_r1_or_r2(&inst, ("mid-", "low-"));
         let tiers = model.tiers();
         let placed = tiers.iter().find(|t| t.names.iter().all(|n| n.starts_with("placed@"))).unwrap();
         let evicted = tiers.iter().find(|t| t.names.iter().any(|n| n == "evicted@100")).unwrap();
@@ -734,14 +741,8 @@ mod tests {
             },
             &format!("podGroups:\n{}", gang("g", 1000)),
         );
-        let cycle = Cycle::new(&inst);
-        let model = CycleModel::build(&cycle);
-        let g = inst.group_id("g").unwrap();
-        let (mut start, mut best) = (Assignment::empty(&inst), Assignment::empty(&inst));
-        on_rack(&cycle, &mut start, g, 0, &["a-"]);
-        on_rack(&cycle, &mut best, g, 60, &["b-"]);
-        let nothing = model.values_of(&cycle, &Assignment::empty(&inst));
-        let (start, best) = (model.values_of(&cycle, &start), model.values_of(&cycle, &best));
+        let (model, start, best) = on_r1_or_r2(&inst, ("a-", "b-"));
+        let nothing = model.values_of(&Cycle::new(&inst), &Assignment::empty(&inst));
         let tiers = model.tiers();
         let placed = tiers.iter().find(|t| t.names.iter().all(|n| n.starts_with("placed@"))).unwrap();
         let evicted = tiers.iter().find(|t| t.names.iter().any(|n| n == "evicted@100")).unwrap();
