@@ -513,12 +513,12 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         // a quarter of the time left and at least `LOOK_AHEAD_MIN_PATIENCE`, or a round
         // of its largest blocks found nothing), the second core moves on to the next
         // tier's evictions with term 1 held at the best value found (a floor row), while
-        // HiGHS goes on with term 1. If HiGHS then proves term 1 at that value, the eviction tier starts from
-        // the look-ahead's placement; if it finds a better term 1, that wins; at the
-        // deadline the decision has term 1's best value and fewer evictions. Nothing is
-        // claimed proven that was not. Why: at 1,024 nodes term 1 takes the whole budget,
-        // so the eviction tier never ran and the decision kept every eviction of the term-1
-        // incumbent (models/cycle.md 6.7).
+        // HiGHS goes on with term 1. If HiGHS then proves term 1 at that value, the
+        // eviction tier starts from the look-ahead's placement; if it finds a better
+        // term 1, that wins; at the deadline the decision has term 1's best value and
+        // fewer evictions. Nothing is claimed proven that was not. Why: at 1,024 nodes
+        // term 1 takes the whole budget, so the eviction tier never ran and the decision
+        // kept every eviction of the term-1 incumbent (models/cycle.md 6.7).
         let ahead = lns_start.and_then(|start| {
             if !only_term1 || rel_gap > 0.0 || super::tuning::get().no_look_ahead {
                 return None;
