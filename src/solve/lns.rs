@@ -104,12 +104,8 @@ pub fn search(
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
             let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999) };
             let res = highs::solve(&sub, None, &params);
-            if let Some((v, val)) = strictly_better(mip, coefs, &best, best_val, &cols, &res.values) {
-                (best, best_val) = (v, val);
-                on_better(&best);
-                found = Some(best.clone());
-                last_gain = Instant::now();
-            }
+            let better = strictly_better(mip, coefs, &best, best_val, &cols, &res.values);
+            adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
             if super::tuning::get().debug {
                 eprintln!("lns: fixed groups: {:?}, best {best_val}", res.status);
             }
@@ -181,10 +177,7 @@ pub fn search(
                 continue;
             };
             solves += 1;
-            if adopt(better, (&mut best, &mut best_val, &mut found), on_better) {
-                improved = true;
-                last_gain = Instant::now();
-            }
+            improved |= adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
         }
         moves_pay &= improved;
         if super::tuning::get().debug && (eviction_tier || placement_tier) {
@@ -231,10 +224,7 @@ pub fn search(
                 continue;
             };
             solves += 1;
-            let gain = adopt(better, (&mut best, &mut best_val, &mut found), on_better);
-            if gain {
-                last_gain = Instant::now();
-            }
+            let gain = adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
             costly_gain |= gain && i < costly.len();
             improved |= gain;
         }
@@ -473,16 +463,18 @@ fn try_neighbourhood(
     Some(strictly_better(mip, coefs, best, best_val, &cols, &res.values))
 }
 
-/// Makes `better`, if any, the incumbent (and the search's result); true if it did.
+/// Makes `better`, if any, the incumbent (and the search's result), and records when
+/// (for the patience); true if it did.
 fn adopt(
     better: Option<(Vec<f64>, f64)>,
-    (best, best_val, found): (&mut Vec<f64>, &mut f64, &mut Option<Vec<f64>>),
+    (best, best_val, found, last_gain): (&mut Vec<f64>, &mut f64, &mut Option<Vec<f64>>, &mut Instant),
     on_better: &mut dyn FnMut(&[f64]),
 ) -> bool {
     let Some((v, val)) = better else { return false };
     (*best, *best_val) = (v, val);
     on_better(best);
     *found = Some(best.clone());
+    *last_gain = Instant::now();
     true
 }
 
