@@ -22,6 +22,8 @@
 //! - `topo-512`, `topo-4096`: zones > blocks > racks of 16 GPU nodes, pre-occupied per
 //!   rack, with gangs of 8-256 pods under required/preferred topology and host slices
 //!   (`generate/topo.rs`);
+//! - `openb-64`, `openb-256`, `openb-1024`: nodes and pod shapes of Alibaba's public
+//!   GPU-cluster trace, read from `../shared/data/openb` (`generate/openb.rs`);
 //! - `hetero-trap`: small instances where placing a heterogeneous gang task by task,
 //!   largest task first, first-fit over nodes in input order, fails although a placement
 //!   exists.
@@ -101,25 +103,38 @@ const CLASSES: &[Class] = &[
     },
 ];
 
+/// Classes built from the openb trace (`generate/openb.rs`): they read files, so they can
+/// fail, and are the same for a seed only as long as the trace files are.
+const OPENB_CLASSES: &[(&str, &str, usize)] = &[
+    ("openb-64", "64 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free", 64),
+    ("openb-256", "256 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free", 256),
+    ("openb-1024", "1024 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free", 1024),
+];
+
+mod openb;
 mod topo;
 
 /// Names of all instance classes.
 pub fn classes() -> Vec<&'static str> {
-    CLASSES.iter().map(|c| c.name).collect()
+    CLASSES.iter().map(|c| c.name).chain(OPENB_CLASSES.iter().map(|c| c.0)).collect()
 }
 
 /// One line describing a class, `None` for an unknown class.
 pub fn describe(class: &str) -> Option<&'static str> {
-    CLASSES.iter().find(|c| c.name == class).map(|c| c.about)
+    CLASSES.iter().find(|c| c.name == class).map(|c| c.about).or_else(|| OPENB_CLASSES.iter().find(|c| c.0 == class).map(|c| c.1))
 }
 
-/// The instance of `class` for `seed`; the same pair always gives the same document.
+/// The instance of `class` for `seed`; the same pair always gives the same document (for
+/// the `openb-*` classes: as long as the trace files are the same).
 pub fn generate(class: &str, seed: u64) -> Result<InstanceDoc, String> {
+    let mut rng = Rng::new(seed, class);
+    if let Some(&(_, _, n)) = OPENB_CLASSES.iter().find(|c| c.0 == class) {
+        return openb::gen_openb(&mut rng, n);
+    }
     let c = CLASSES
         .iter()
         .find(|c| c.name == class)
         .ok_or_else(|| format!("unknown instance class {class:?} (classes: {})", classes().join(", ")))?;
-    let mut rng = Rng::new(seed, class);
     Ok((c.build)(&mut rng))
 }
 
@@ -1866,7 +1881,7 @@ mod tests {
         match class {
             "tiny" | "tiny-queues" => 200,
             "hetero-trap" => 60,
-            "flat-1024" | "preempt-1024" => 2,
+            "flat-1024" | "preempt-1024" | "openb-1024" => 2,
             _ => 4,
         }
     }
@@ -1915,6 +1930,7 @@ mod tests {
             ("preempt-256", 1, 8806117829184649194),
             ("topo-512", 1, 8731718283650777792),
             ("topo-4096", 1, 6179167110081993045),
+            ("openb-256", 1, 9976030634514386663),
         ];
         let mut got = Vec::new();
         for &(class, seed, _) in expect {
