@@ -42,73 +42,81 @@ const HOST: &str = "kubernetes.io/hostname";
 struct Class {
     name: &'static str,
     about: &'static str,
-    build: fn(&mut Rng) -> InstanceDoc,
+    /// Only the classes that read files (the `openb-*` trace) can fail.
+    build: fn(&mut Rng) -> Result<InstanceDoc, String>,
 }
 
 const CLASSES: &[Class] = &[
     Class {
         name: "tiny",
         about: "1-3 nodes, 1-3 pending groups of 1-2 tasks, <= 8 pending pods; sometimes devices, selectors, taints, bound pods, a rack level, slices",
-        build: gen_tiny,
+        build: |r| Ok(gen_tiny(r)),
     },
     Class {
         name: "tiny-queues",
         about: "2-4 nodes, 2-4 pending groups (<= 6 pods) in a YuniKorn queue tree (root > 1-2 parents > 2-3 leaves) with tight max, maxapplications, guaranteed, fair leaves, offsets, fences, preemption policies; half of them under preemptionModel yunikorn",
-        build: gen_tiny_queues,
+        build: |r| Ok(gen_tiny_queues(r)),
     },
     Class {
         name: "flat-64",
         about: "64 CPU/GPU nodes, 30-70 % pre-occupied, 10-20 pending gangs (homogeneous, heterogeneous, elastic, fractional GPU), demand 1.0-1.5x free",
-        build: |r| gen_flat(r, 64, (10, 20), false),
+        build: |r| Ok(gen_flat(r, 64, (10, 20), false)),
     },
     Class {
         name: "flat-256",
         about: "256 CPU/GPU nodes, 30-70 % pre-occupied, 36-44 pending gangs (homogeneous, heterogeneous, elastic, fractional GPU), demand 1.0-1.5x free",
-        build: |r| gen_flat(r, 256, (36, 44), false),
+        build: |r| Ok(gen_flat(r, 256, (36, 44), false)),
     },
     Class {
         name: "flat-1024",
         about: "1024 CPU/GPU nodes, 30-70 % pre-occupied, 90-110 pending gangs (homogeneous, heterogeneous, elastic, fractional GPU), demand 1.0-1.5x free",
-        build: |r| gen_flat(r, 1024, (90, 110), false),
+        build: |r| Ok(gen_flat(r, 1024, (90, 110), false)),
     },
     Class {
         name: "rack-256",
         about: "flat-256 with zone/rack topology (16-node racks): required/preferred rack or zone groups and sliced GPU workers",
-        build: |r| gen_flat(r, 256, (36, 44), true),
+        build: |r| Ok(gen_flat(r, 256, (36, 44), true)),
     },
     Class {
         name: "hetero-trap",
         about: "a heterogeneous gang that largest-task-first first-fit cannot place although a placement exists (selector, taint, device or bin-packing trap)",
-        build: gen_hetero_trap,
+        build: |r| Ok(gen_hetero_trap(r)),
     },
     Class {
         name: "preempt-256",
         about: "256 CPU/GPU nodes (zone/rack), 60-90 % occupied by lower-priority pods (Pod and PodGroup disruption, non-preemptible system pods, 3 levels); 20-28 higher-priority gangs (some Never, some required rack) that mostly need evictions",
-        build: |r| gen_preempt(r, 256, (20, 28)),
+        build: |r| Ok(gen_preempt(r, 256, (20, 28))),
     },
     Class {
         name: "preempt-1024",
         about: "1024 CPU/GPU nodes (zone/rack), 60-90 % occupied by lower-priority pods (Pod and PodGroup disruption, non-preemptible system pods, 3 levels); 60-80 higher-priority gangs (some Never, some required rack) that mostly need evictions",
-        build: |r| gen_preempt(r, 1024, (60, 80)),
+        build: |r| Ok(gen_preempt(r, 1024, (60, 80))),
     },
     Class {
         name: "topo-512",
         about: "512 GPU nodes as 2 zones > 4 blocks > 4 racks of 16, 45-85 % occupied per rack (non-preemptible); 20-30 gangs of 8-256 pods, required rack/block/zone, preferred rack/block, host slices",
-        build: |r| topo::gen_topo(r, 2, 4, 4, (20, 30)),
+        build: |r| Ok(topo::gen_topo(r, 2, 4, 4, (20, 30))),
     },
     Class {
         name: "topo-4096",
         about: "4096 GPU nodes as 4 zones > 8 blocks > 8 racks of 16, 45-85 % occupied per rack (non-preemptible); 180-220 gangs of 8-256 pods, required rack/block/zone, preferred rack/block, host slices",
-        build: |r| topo::gen_topo(r, 4, 8, 8, (180, 220)),
+        build: |r| Ok(topo::gen_topo(r, 4, 8, 8, (180, 220))),
     },
-];
-
-/// Classes built from the openb trace (`generate/openb.rs`): they read files, so they can
-/// fail, and are the same for a seed only as long as the trace files are.
-const OPENB_CLASSES: &[(&str, &str, usize)] = &[
-    ("openb-64", "64 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free", 64),
-    ("openb-256", "256 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free", 256),
-    ("openb-1024", "1024 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free", 1024),
+    Class {
+        name: "openb-64",
+        about: "64 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free",
+        build: |r| openb::gen_openb(r, 64),
+    },
+    Class {
+        name: "openb-256",
+        about: "256 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free",
+        build: |r| openb::gen_openb(r, 256),
+    },
+    Class {
+        name: "openb-1024",
+        about: "1024 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free",
+        build: |r| openb::gen_openb(r, 1024),
+    },
 ];
 
 mod openb;
@@ -116,26 +124,23 @@ mod topo;
 
 /// Names of all instance classes.
 pub fn classes() -> Vec<&'static str> {
-    CLASSES.iter().map(|c| c.name).chain(OPENB_CLASSES.iter().map(|c| c.0)).collect()
+    CLASSES.iter().map(|c| c.name).collect()
 }
 
 /// One line describing a class, `None` for an unknown class.
 pub fn describe(class: &str) -> Option<&'static str> {
-    CLASSES.iter().find(|c| c.name == class).map(|c| c.about).or_else(|| OPENB_CLASSES.iter().find(|c| c.0 == class).map(|c| c.1))
+    CLASSES.iter().find(|c| c.name == class).map(|c| c.about)
 }
 
 /// The instance of `class` for `seed`; the same pair always gives the same document (for
 /// the `openb-*` classes: as long as the trace files are the same).
 pub fn generate(class: &str, seed: u64) -> Result<InstanceDoc, String> {
-    let mut rng = Rng::new(seed, class);
-    if let Some(&(_, _, n)) = OPENB_CLASSES.iter().find(|c| c.0 == class) {
-        return openb::gen_openb(&mut rng, n);
-    }
     let c = CLASSES
         .iter()
         .find(|c| c.name == class)
         .ok_or_else(|| format!("unknown instance class {class:?} (classes: {})", classes().join(", ")))?;
-    Ok((c.build)(&mut rng))
+    let mut rng = Rng::new(seed, class);
+    (c.build)(&mut rng)
 }
 
 // ---------------------------------------------------------------------------------------
