@@ -182,9 +182,8 @@ pub(super) fn gen_openb(rng: &mut Rng, n: usize) -> Result<InstanceDoc, String> 
         }
         b.add_node(s);
     }
-    let total = |b: &Builder, f: fn(&NodeState) -> (i64, i64)| b.nodes.iter().map(f).fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
-    let gpu_use = |s: &NodeState| (s.used.gpu, s.cap.gpu);
-    let cpu_use = |s: &NodeState| (s.used.cpu, s.cap.cpu);
+    let cap = b.nodes.iter().fold(Req::default(), |a, s| Req::new(a.cpu + s.cap.cpu, a.mem + s.cap.mem, a.gpu + s.cap.gpu));
+    let mut used = Req::default();
     // Trace pods in a seeded order, the list drawn again (reshuffled) whenever it runs
     // out: a large cluster at high occupancy needs more pods than the trace lists. A
     // pod's `draw` tells its copies apart in their names.
@@ -204,9 +203,9 @@ pub(super) fn gen_openb(rng: &mut Rng, n: usize) -> Result<InstanceDoc, String> 
     // Running pods, until both the GPUs and the cpu are `busy` % used; a bounded number
     // of tries (a cluster too small for any pod ends the loop).
     let busy = rng.range(30, 70);
-    let below = |(used, cap): (i64, i64)| used * 100 < busy * cap;
+    let below = |used: i64, cap: i64| used * 100 < busy * cap;
     for (draw, i) in draws.by_ref().take(50 * pods.len()) {
-        let (gpu_low, cpu_low) = (below(total(&b, gpu_use)), below(total(&b, cpu_use)));
+        let (gpu_low, cpu_low) = (below(used.gpu, cap.gpu), below(used.cpu, cap.cpu));
         if !gpu_low && !cpu_low {
             break;
         }
@@ -218,13 +217,13 @@ pub(super) fn gen_openb(rng: &mut Rng, n: usize) -> Result<InstanceDoc, String> 
         for _ in 0..16 {
             let node = rng.below(n as u64) as usize;
             if b.bind(rng, named("run", draw, p), node, p.req, None, None, Some(prio), Some(preemptible)) {
+                used = Req::new(used.cpu + p.req.cpu, used.mem + p.req.mem, used.gpu + p.req.gpu);
                 break;
             }
         }
     }
     // Pending jobs, until their GPU demand is 1.0-1.5x the free GPU milli.
-    let (used, cap) = total(&b, gpu_use);
-    let target = (cap - used) * rng.range(100, 150) / 100;
+    let target = (cap.gpu - used.gpu) * rng.range(100, 150) / 100;
     let mut demand = 0;
     for (draw, i) in draws.take(50 * pods.len()) {
         if demand >= target {
@@ -259,18 +258,12 @@ mod tests {
         gen_openb(&mut Rng::new(seed, &format!("openb-{n}")), n).unwrap_or_else(|e| panic!("the openb trace: {e}"))
     }
 
-    fn req_of(r: &ResourcesDoc) -> Req {
-        let q = |k: &str, unit: &str| -> i64 {
-            match r.get(k) {
-                None => 0,
-                Some(QuantityDoc::Int(i)) => i * 1000,
-                Some(QuantityDoc::Text(t)) if t.ends_with(unit) && !unit.is_empty() => t.trim_end_matches(unit).parse().unwrap(),
-                Some(QuantityDoc::Text(t)) if t.ends_with("Gi") => t.trim_end_matches("Gi").parse::<i64>().unwrap() * 1024,
-                Some(QuantityDoc::Text(t)) => t.parse::<i64>().unwrap() * 1000,
-                Some(other) => panic!("{other:?}"),
-            }
-        };
-        Req::new(q("cpu", "m"), q("memory", "Mi"), q(GPU, "m"))
+    /// The engine's own reading of the document (`Instance::from_doc`: quantities parsed
+    /// by the spec's rules, cpu in millicores, memory in bytes, GPUs in milli-devices), as
+    /// (cpu milli, memory MiB, GPU milli), the trace's units.
+    fn shape(inst: &crate::model::Instance, requests: &[i64]) -> (i64, i64, i64) {
+        let get = |name: &str| inst.resource_id(name).map_or(0, |r| requests[r]);
+        (get("cpu"), get("memory") / (1 << 20), get(GPU))
     }
 
     /// Every node is a trace node with its own capacity and GPU model, every bound and
@@ -282,30 +275,23 @@ mod tests {
         let shapes: std::collections::BTreeSet<(i64, i64, i64)> =
             read_pods(&dir).unwrap().iter().map(|p| (p.req.cpu, p.req.mem, p.req.gpu)).collect();
         let doc = gen(256, 1);
-        assert_eq!(doc.nodes.len(), 256);
-        for n in &doc.nodes {
+        let inst = crate::model::Instance::from_doc(&doc).unwrap();
+        assert_eq!(inst.nodes.len(), 256);
+        for n in &inst.nodes {
             let t = &nodes[&n.name];
-            let gpus = match n.allocatable.get(GPU) {
-                Some(QuantityDoc::Int(g)) => *g,
-                None => 0,
-                other => panic!("{}: {other:?}", n.name),
-            };
-            let mut a = n.allocatable.clone();
-            a.shift_remove(GPU);
-            assert_eq!((req_of(&a).cpu, req_of(&a).mem, gpus), (t.cpu, t.mem, t.gpus), "{}", n.name);
+            assert_eq!(shape(&inst, &n.allocatable), (t.cpu, t.mem, t.gpus * 1000), "{}", n.name);
             assert_eq!(n.labels.get(MODEL).map(String::as_str), (t.gpus > 0).then_some(t.model.as_str()), "{}", n.name);
         }
-        for p in &doc.pods {
-            let r = req_of(&p.requests);
-            assert!(shapes.contains(&(r.cpu, r.mem, r.gpu)), "bound {}: {r:?}", p.name);
+        for p in &inst.pods {
+            assert!(shapes.contains(&shape(&inst, &p.requests)), "bound {}", p.name);
         }
-        for g in &doc.pod_groups {
-            let r = req_of(&g.tasks[0].requests);
-            assert!(shapes.contains(&(r.cpu, r.mem, r.gpu)), "pending {}: {r:?}", g.name);
+        let pending: Vec<(i64, i64, i64)> = inst.tasks.iter().filter(|t| t.count > 0).map(|t| shape(&inst, &t.requests)).collect();
+        assert_eq!(pending.len(), doc.pod_groups.len());
+        for s in &pending {
+            assert!(shapes.contains(s), "pending {s:?}");
         }
         // Fractional shares that do not divide one another: what the synthetic classes lack.
-        let shares: std::collections::BTreeSet<i64> =
-            doc.pod_groups.iter().map(|g| req_of(&g.tasks[0].requests).gpu).filter(|&m| m > 0 && m < 1000).collect();
+        let shares: std::collections::BTreeSet<i64> = pending.iter().map(|s| s.2).filter(|&m| m > 0 && m < 1000).collect();
         assert!(shares.iter().any(|&a| shares.iter().any(|&b| a < b && b % a != 0)), "{shares:?}");
     }
 
@@ -314,11 +300,10 @@ mod tests {
     #[test]
     fn occupancy_and_demand_are_in_the_class_ranges() {
         for seed in 1..=4 {
-            let doc = gen(256, seed);
-            let inst = crate::model::Instance::from_doc(&doc).unwrap();
-            let cap: i64 = doc.nodes.iter().map(|n| req_of(&n.allocatable).gpu).sum();
-            let used: i64 = doc.pods.iter().map(|p| req_of(&p.requests).gpu.max(0)).sum();
-            let demand: i64 = doc.pod_groups.iter().map(|g| g.tasks.iter().map(|t| t.count * req_of(&t.requests).gpu).sum::<i64>()).sum();
+            let inst = crate::model::Instance::from_doc(&gen(256, seed)).unwrap();
+            let cap: i64 = inst.nodes.iter().map(|n| shape(&inst, &n.allocatable).2).sum();
+            let used: i64 = inst.pods.iter().map(|p| shape(&inst, &p.requests).2).sum();
+            let demand: i64 = inst.tasks.iter().map(|t| t.count * shape(&inst, &t.requests).2).sum();
             let (big_pod, big_job) = (8000, 8 * 8000);
             assert!(used * 100 >= 30 * cap - 100 * big_pod && used * 100 <= 70 * cap + 100 * big_pod, "seed {seed}: {used} of {cap}");
             let free = cap - used;
