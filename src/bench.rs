@@ -6,7 +6,8 @@ use crate::check;
 use crate::decision::{Decision, Status};
 use crate::generate;
 use crate::model::Instance;
-use crate::solve::{solvers, SolveConfig};
+use crate::compare::Contender;
+use crate::options::{Options, SolverKind};
 use std::cmp::Ordering;
 use std::time::Duration;
 
@@ -50,9 +51,9 @@ fn placed(d: &Decision) -> i64 {
 
 /// Runs the benchmark; `progress` gets one line per solved instance.
 pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn FnMut(String)) -> Result<String, String> {
-    let exact = solvers::by_name("exact").unwrap();
-    let ffd = solvers::by_name("ffd").unwrap();
-    let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+    let exact = Contender::of(SolverKind::Exact);
+    let ffd = Contender::of(SolverKind::Ffd);
+    let cfg = Options { time_limit: Some(limit), ..Default::default() };
     let mut rows = Vec::new();
     for class in classes {
         let mut row = Row {
@@ -79,10 +80,10 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             row.nodes = inst.nodes.len();
             row.pending.push(inst.pending_groups().count());
             let t = std::time::Instant::now();
-            let de = exact.solve(&inst, &cfg);
+            let de = exact.decide(&inst, &cfg);
             row.exact_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             let t = std::time::Instant::now();
-            let df = ffd.solve(&inst, &cfg);
+            let df = ffd.decide(&inst, &cfg);
             row.ffd_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             for d in [&de, &df] {
                 if !check::check(&inst, d).violations.is_empty() {
@@ -204,9 +205,9 @@ struct PreemptRow {
 /// (summed over seeds), how often exact evicts fewer pods (term 2) while placing at least
 /// as many groups, terms 1-3 compared, proven-optimal rate and invalid decisions.
 pub fn run_preemption(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn FnMut(String)) -> Result<String, String> {
-    let exact = solvers::by_name("exact").ok_or("no exact solver")?;
-    let k8s = solvers::by_name("k8s-preempt").ok_or("no k8s-preempt solver")?;
-    let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+    let exact = Contender::of(SolverKind::Exact);
+    let k8s = Contender::of(SolverKind::K8sPreempt);
+    let cfg = Options { time_limit: Some(limit), ..Default::default() };
     let mut rows = Vec::new();
     for class in classes {
         let mut row = PreemptRow {
@@ -231,10 +232,10 @@ pub fn run_preemption(classes: &[String], seeds: u64, limit: Duration, progress:
             row.nodes = inst.nodes.len();
             row.pending.push(inst.pending_groups().count() as f64);
             let t = std::time::Instant::now();
-            let de = exact.solve(&inst, &cfg);
+            let de = exact.decide(&inst, &cfg);
             row.exact_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             let t = std::time::Instant::now();
-            let dk = k8s.solve(&inst, &cfg);
+            let dk = k8s.decide(&inst, &cfg);
             row.k8s_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             let mut bad = Vec::new();
             for (name, d) in [("exact", &de), ("k8s-preempt", &dk)] {
@@ -359,11 +360,15 @@ fn placement_only(class: &str) -> bool {
 /// solve (the line names instance and solver, and says INVALID for a failing decision).
 pub fn run_gap(suite: &GapSuite, out: &std::path::Path, progress: &mut dyn FnMut(usize, usize, String)) -> Result<GapResult, String> {
     use crate::compare::{self, Row};
-    let solver_list: Vec<Box<dyn crate::solve::Solver>> = match &suite.solvers {
-        None => solvers::all(),
+    let solver_list: Vec<Contender> = match &suite.solvers {
+        None => SolverKind::ALL.iter().map(|&k| Contender::of(k)).collect(),
         Some(names) => names
             .iter()
-            .map(|n| solvers::by_name(n).ok_or_else(|| format!("unknown solver {n:?} (available: {})", solver_names().join(", "))))
+            .map(|n| {
+                SolverKind::from_name(n)
+                    .map(Contender::of)
+                    .ok_or_else(|| format!("unknown solver {n:?} (available: {})", solver_names().join(", ")))
+            })
             .collect::<Result<_, _>>()?,
     };
     if solver_list.is_empty() {
@@ -381,7 +386,7 @@ pub fn run_gap(suite: &GapSuite, out: &std::path::Path, progress: &mut dyn FnMut
     let mut rows: Vec<(String, u64, Duration, Row)> = Vec::new();
     for (class, seeds) in &suite.classes {
         let limit = suite.time_limit.unwrap_or_else(|| gap_default_limit(class));
-        let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+        let cfg = Options { time_limit: Some(limit), ..Default::default() };
         for seed in 1..=*seeds {
             let mut doc = generate::generate(class, seed)?;
             if placement_only(class) {
@@ -416,7 +421,7 @@ pub fn run_gap(suite: &GapSuite, out: &std::path::Path, progress: &mut dyn FnMut
     write_file(&out.join("results.csv"), &csv)?;
 
     // Plots.
-    let names: Vec<String> = solver_list.iter().map(|s| s.name().to_string()).collect();
+    let names: Vec<String> = solver_list.iter().map(|s| s.name.clone()).collect();
     let gaps: Vec<(String, Vec<f64>)> = names
         .iter()
         .filter(|n| n.as_str() != "exact")
@@ -510,7 +515,7 @@ fn minmax(it: impl Iterator<Item = usize>) -> String {
 }
 
 fn solver_names() -> Vec<&'static str> {
-    solvers::all().iter().map(|s| s.name()).collect()
+    SolverKind::ALL.iter().map(|s| s.name()).collect()
 }
 
 fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {

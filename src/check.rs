@@ -11,7 +11,7 @@
 //! `group/task#k` (`k` = index in that placement's `pods` list).
 
 use crate::decision::{Decision, EvictedRow, ExtraRow, Objective, PlacedRow, Status};
-use crate::model::{DisruptionMode, GroupId, Instance, NodeId, PodId, Policy, ResourceId, Taint, TaskId, Toleration, PODS};
+use crate::model::{AffinityOperator, AffinityRequirement, DisruptionMode, GroupId, Instance, NodeId, PodId, Policy, ResourceId, Taint, TaskId, Toleration, PODS};
 use crate::quantity::{self, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -561,6 +561,25 @@ fn tolerates(tol: &Toleration, taint: &Taint) -> bool {
     key_ok && (tol.exists || tol.value == taint.value)
 }
 
+/// Kubernetes' `NodeSelectorRequirement` semantics on the node's labels.
+fn requirement_matches(req: &AffinityRequirement, node: &crate::model::Node) -> bool {
+    let label = node.labels.get(&req.key).map(String::as_str);
+    let listed = label.is_some_and(|l| req.values.iter().any(|v| v == l));
+    let compare = |want: std::cmp::Ordering| {
+        let node_value = label.and_then(|l| l.trim().parse::<i64>().ok());
+        let bound = req.values.first().and_then(|b| b.trim().parse::<i64>().ok());
+        matches!((node_value, bound), (Some(a), Some(b)) if a.cmp(&b) == want)
+    };
+    match req.operator {
+        AffinityOperator::In => listed,
+        AffinityOperator::NotIn => !listed,
+        AffinityOperator::Exists => label.is_some(),
+        AffinityOperator::DoesNotExist => label.is_none(),
+        AffinityOperator::Gt => compare(std::cmp::Ordering::Greater),
+        AffinityOperator::Lt => compare(std::cmp::Ordering::Less),
+    }
+}
+
 fn check_fit(inst: &Instance, pl: &Placements, v: &mut Vec<Violation>) {
     // Fit depends only on (task, node): report each pair once, with its pod count.
     let mut pairs: BTreeMap<(TaskId, NodeId), usize> = BTreeMap::new();
@@ -579,6 +598,11 @@ fn check_fit(inst: &Instance, pl: &Placements, v: &mut Vec<Violation>) {
                 Some(have) if have == want => {}
                 Some(have) => reasons.push(format!("nodeSelector {k}={want} does not match (node has {k}={have})")),
                 None => reasons.push(format!("nodeSelector {k}={want} does not match (node has no label {k})")),
+            }
+        }
+        if let Some(terms) = &task.node_affinity {
+            if !terms.iter().any(|term| term.iter().all(|req| requirement_matches(req, node))) {
+                reasons.push("no nodeAffinity term matches the node's labels".to_string());
             }
         }
         for taint in &node.taints {

@@ -1,6 +1,6 @@
 //! Side-by-side comparison of solvers on the same instances (`tessera compare`).
 //!
-//! Every solver decides every instance under the same [`SolveConfig`]; every decision is
+//! Every solver decides every instance under the same [`Options`]; every decision is
 //! validated with [`check::check`], and the numbers reported (groups placed per priority
 //! level, victims per level, extra pods) are the ones the validator recomputes from the
 //! placements, not the ones the solver claims. A decision that fails the check is kept in
@@ -29,7 +29,7 @@
 use crate::check;
 use crate::decision::{Decision, EvictedRow, ExtraRow, Objective, PlacedRow, Status};
 use crate::model::Instance;
-use crate::solve::{SolveConfig, Solver};
+use crate::options::{Options, SolverKind};
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -247,10 +247,33 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// Runs one solver on one instance and validates the decision.
-pub fn run_one(name: &str, inst: &Instance, solver: &dyn Solver, cfg: &SolveConfig) -> Row {
+/// One column of a comparison: a solver of the registry, or any function that decides
+/// a cycle (a heuristic under development, a test double).
+pub struct Contender {
+    /// The name shown in rows and summaries.
+    pub name: String,
+    decide: Box<dyn Fn(&Instance, &Options) -> Decision + Send + Sync>,
+}
+
+impl Contender {
+    /// A solver of the registry; the options' solver is replaced by it.
+    pub fn of(kind: SolverKind) -> Contender {
+        Contender::custom(kind.name(), move |inst, opts| crate::solve(inst, &Options { solver: kind, ..opts.clone() }))
+    }
+    /// Decides `inst` under `opts`.
+    pub fn decide(&self, inst: &Instance, opts: &Options) -> Decision {
+        (self.decide)(inst, opts)
+    }
+    /// Any function that decides a cycle.
+    pub fn custom(name: &str, decide: impl Fn(&Instance, &Options) -> Decision + Send + Sync + 'static) -> Contender {
+        Contender { name: name.to_string(), decide: Box::new(decide) }
+    }
+}
+
+/// Runs one contender on one instance and validates the decision.
+pub fn run_one(name: &str, inst: &Instance, solver: &Contender, cfg: &Options) -> Row {
     let t = Instant::now();
-    let d: Decision = solver.solve(inst, cfg);
+    let d: Decision = (solver.decide)(inst, cfg);
     let millis = t.elapsed().as_secs_f64() * 1000.0;
     let report = check::check(inst, &d);
     let o = &report.objective;
@@ -258,7 +281,7 @@ pub fn run_one(name: &str, inst: &Instance, solver: &dyn Solver, cfg: &SolveConf
         instance: name.to_string(),
         nodes: inst.nodes.len(),
         pending_groups: inst.pending_groups().count(),
-        solver: solver.name().to_string(),
+        solver: solver.name.clone(),
         status: d.status,
         placed_by_priority: o.placed_by_priority.clone(),
         evicted_by_priority: o.evicted_by_priority.clone(),
@@ -327,8 +350,8 @@ pub fn summarize(rows: &[Row]) -> Vec<SolverSummary> {
 /// `progress(done, total, row)` is called after each solve.
 pub fn compare(
     instances: &[(String, Instance)],
-    solvers: &[Box<dyn Solver>],
-    cfg: &SolveConfig,
+    solvers: &[Contender],
+    cfg: &Options,
     progress: &mut dyn FnMut(usize, usize, &Row),
 ) -> Report {
     let total = instances.len() * solvers.len();
@@ -336,7 +359,7 @@ pub fn compare(
     for (name, inst) in instances {
         let mut these: Vec<Row> = Vec::with_capacity(solvers.len());
         for s in solvers {
-            let row = run_one(name, inst, s.as_ref(), cfg);
+            let row = run_one(name, inst, s, cfg);
             progress(rows.len() + these.len() + 1, total, &row);
             these.push(row);
         }

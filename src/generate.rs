@@ -438,9 +438,8 @@ impl Builder {
             priority,
             requests: req.doc(),
             device_ids,
-            placeholder: false,
             preemptible,
-            started_at: None,
+            ..Default::default()
         });
         true
     }
@@ -2038,7 +2037,6 @@ mod tests {
     #[test]
     fn preempt_classes_shape() {
         use crate::model::DisruptionMode;
-        use crate::solve::{solvers, SolveConfig};
         for (class, nodes, groups) in [("preempt-256", 256, 20..=28), ("preempt-1024", 1024, 60..=80)] {
             for seed in 0..seeds(class) {
                 let (_, inst) = valid(class, seed);
@@ -2066,9 +2064,8 @@ mod tests {
                 assert!(pending.iter().all(|&g| inst.groups[g].priority >= 1000));
                 // Most gangs need evictions: first fit without them places well under half
                 // the gangs the preemption baseline places, and that baseline evicts.
-                let cfg = SolveConfig::default();
-                let ffd = solvers::by_name("ffd").unwrap().solve(&inst, &cfg);
-                let k8s = solvers::by_name("k8s-preempt").unwrap().solve(&inst, &cfg);
+                let ffd = crate::solve(&inst, &crate::Options::with_solver(crate::SolverKind::Ffd));
+                let k8s = crate::solve(&inst, &crate::Options::with_solver(crate::SolverKind::K8sPreempt));
                 let placed = |d: &crate::Decision| d.placements.len();
                 assert!(placed(&ffd) * 2 < placed(&k8s), "{class} seed {seed}: ffd places {}, k8s-preempt {}", placed(&ffd), placed(&k8s));
                 assert!(!k8s.evictions.is_empty());

@@ -4,15 +4,16 @@
 //! heterogeneous gangs, basic groups), shared devices and topology are turned into a
 //! MILP and solved with HiGHS, with a greedy incumbent as warm start and a hard deadline.
 //!
-//! The public surface is small:
-//! - [`Instance`]: the validated cycle snapshot (`Instance::from_text` reads YAML or JSON
-//!   of `shared/spec/instance-format.md`; errors name the path of the bad field);
-//! - [`Decision`]: the one answer type of every solver;
-//! - [`Solver`] and [`solvers`]: the exact solver and the heuristics behind one trait;
-//! - [`check`]: the independent validator of hard rules and objective terms.
+//! The public surface is small, on the model of pubgrub's `resolve`:
+//! - [`solve`] decides one cycle with the solver and budgets of [`Options`];
+//! - [`check`] validates any decision against the hard rules, independently of the solvers;
+//! - [`Instance`] is the validated cycle snapshot ([`Instance::from_text`] and
+//!   [`Instance::from_reader`] read YAML or JSON of `shared/spec/instance-format.md`;
+//!   errors name the path of the bad field);
+//! - [`Decision`] is the one answer type of every solver.
 //!
 //! ```
-//! use tessera::{Instance, SolveConfig, Status};
+//! use tessera::{Instance, Options, Status};
 //! let inst = Instance::from_text(r#"
 //! nodes:
 //!   - {name: n1, allocatable: {cpu: "4", memory: 8Gi}}
@@ -22,10 +23,10 @@
 //!     tasks:
 //!       - {name: worker, count: 2, requests: {cpu: "3"}}
 //! "#).unwrap();
-//! let decision = tessera::solvers::by_name("exact").unwrap().solve(&inst, &SolveConfig::default());
+//! let decision = tessera::solve(&inst, &Options::default());
 //! assert_eq!(decision.status, Status::Optimal);
 //! assert_eq!(decision.placements[0].pods.len(), 2);
-//! assert!(tessera::check::check(&inst, &decision).violations.is_empty());
+//! assert!(tessera::check(&inst, &decision).is_valid());
 //! ```
 
 pub mod bench;
@@ -43,5 +44,25 @@ pub mod spec;
 
 pub use decision::{Decision, Status};
 pub use model::Instance;
-pub use solve::{solvers, SolveConfig, Solver};
+pub use check::Report;
+pub use options::{CancelHandle, Diagnostics, FloorRows, Options, ProgressSink, SolverKind};
+
+mod options;
+
+/// Decides one cycle: the solver of `opts` places the pending groups of `inst`.
+///
+/// The answer is always a [`Decision`] (never an error: the instance is already
+/// validated); with the exact engine its `status` says whether terms 1-3 are proven,
+/// and `gap` how far the first open row may be from its bound. The call returns within
+/// the wall-clock budget ([`Options::time_limit`]) or soon after [`CancelHandle::cancel`].
+pub fn solve(inst: &Instance, opts: &Options) -> Decision {
+    opts.solver.solve(inst, opts)
+}
+
+/// Checks `decision` against every hard rule of the contract and recomputes objective
+/// terms 1-3 ([`Report::is_valid`] is true when nothing is broken). Shares no
+/// constraint-building code with the solvers.
+pub fn check(inst: &Instance, decision: &Decision) -> Report {
+    check::check(inst, decision)
+}
 pub use spec::InputError;

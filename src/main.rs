@@ -3,7 +3,8 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tessera::{check, compare, generate, model, solvers, Instance, SolveConfig};
+use tessera::compare::Contender;
+use tessera::{check, compare, generate, model, Diagnostics, Instance, Options, ProgressSink, SolverKind};
 
 #[derive(Parser)]
 #[command(name = "tessera", version, about = "Exact gang, topology and preemption-aware placement for one scheduling cycle")]
@@ -221,13 +222,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues, progress } => {
             if list_solvers {
-                for s in solvers::all() {
+                for s in SolverKind::ALL {
                     println!("{:<10} {}", s.name(), s.describe());
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let s = solvers::by_name(&solver).ok_or_else(|| {
-                let names: Vec<&str> = solvers::all().iter().map(|s| s.name()).collect();
+            let kind = SolverKind::from_name(&solver).ok_or_else(|| {
+                let names: Vec<&str> = SolverKind::ALL.iter().map(|s| s.name()).collect();
                 format!("unknown solver {solver:?} (available: {})", names.join(", "))
             })?;
             let time_limit = match time_limit {
@@ -240,9 +241,17 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             let inst = read_instance(instance.as_deref(), queues.as_deref())?;
-            let cfg = SolveConfig { time_limit, relative_gap: gap, threads, decompose: None, progress };
+            let opts = Options {
+                solver: kind,
+                time_limit,
+                relative_gap: gap,
+                threads,
+                progress: progress.then(ProgressSink::stderr),
+                diagnostics: Diagnostics::from_env(),
+                ..Options::default()
+            };
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().map_err(|e| e.to_string())?;
-            let d = pool.install(|| s.solve(&inst, &cfg));
+            let d = pool.install(|| tessera::solve(&inst, &opts));
             let text = match output {
                 Format::Yaml => d.to_yaml(),
                 Format::Json => d.to_json() + "\n",
@@ -294,7 +303,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 };
                 insts.push((p.display().to_string(), inst));
             }
-            let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+            let cfg = Options { time_limit: Some(limit), diagnostics: Diagnostics::from_env(), ..Options::default() };
             let bar = progress_bar((insts.len() * list.len()) as u64);
             let report = compare::compare(&insts, &list, &cfg, &mut |_, _, r| {
                 bar.inc(1);
@@ -340,7 +349,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     command: std::iter::once("tessera".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
                 };
                 let total: u64 = suite.classes.iter().map(|c| c.1).sum::<u64>()
-                    * suite.solvers.as_ref().map(|s| s.len()).unwrap_or(solvers::all().len()) as u64;
+                    * suite.solvers.as_ref().map(|s| s.len()).unwrap_or(SolverKind::ALL.len()) as u64;
                 let bar = progress_bar(total);
                 let result = tessera::bench::run_gap(&suite, &out, &mut |done, _, line| {
                     bar.set_position(done as u64);
@@ -427,16 +436,16 @@ fn split_list(s: &str) -> Vec<String> {
 }
 
 /// The named solvers (comma-separated), or every solver of the registry.
-fn pick_solvers(names: Option<&str>) -> Result<Vec<Box<dyn tessera::Solver>>, String> {
-    let Some(names) = names else { return Ok(solvers::all()) };
+fn pick_solvers(names: Option<&str>) -> Result<Vec<Contender>, String> {
+    let Some(names) = names else { return Ok(SolverKind::ALL.iter().map(|&k| Contender::of(k)).collect()) };
     let list = split_list(names);
     if list.is_empty() {
         return Err("--solvers: no solver named".into());
     }
     list.iter()
         .map(|n| {
-            solvers::by_name(n).ok_or_else(|| {
-                let all: Vec<&str> = solvers::all().iter().map(|s| s.name()).collect();
+            SolverKind::from_name(n).map(Contender::of).ok_or_else(|| {
+                let all: Vec<&str> = SolverKind::ALL.iter().map(|s| s.name()).collect();
                 format!("--solvers: unknown solver {n:?} (available: {})", all.join(", "))
             })
         })

@@ -66,6 +66,9 @@ pub enum DisruptionMode {
 #[derive(Clone, Debug)]
 pub struct Group {
     pub name: String,
+    /// Kubernetes namespace and uid, carried through for exports.
+    pub namespace: Option<String>,
+    pub uid: Option<String>,
     pub queue: Option<String>,
     /// The leaf queue, when the instance has queues (then every group has one).
     pub queue_id: Option<QueueId>,
@@ -103,11 +106,36 @@ pub struct Task {
     pub tolerations: Vec<Toleration>,
     /// (level index, size).
     pub slice: Option<(usize, i64)>,
+    /// Required node affinity: any term (OR) of requirements that must all hold (AND);
+    /// `None`: no constraint.
+    pub node_affinity: Option<Vec<Vec<AffinityRequirement>>>,
+}
+
+/// Operator of a node affinity requirement (Kubernetes' `NodeSelectorOperator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AffinityOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+    Gt,
+    Lt,
+}
+
+/// One validated node affinity requirement. For `Gt`/`Lt`, `values` holds exactly one
+/// integer, already checked to parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffinityRequirement {
+    pub key: String,
+    pub operator: AffinityOperator,
+    pub values: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
 pub struct BoundPod {
     pub name: String,
+    pub namespace: Option<String>,
+    pub uid: Option<String>,
     pub node: NodeId,
     pub group: Option<GroupId>,
     pub task: Option<String>,
@@ -116,16 +144,20 @@ pub struct BoundPod {
     /// Per shared-device resource id: the devices it holds.
     pub devices: BTreeMap<ResourceId, Vec<usize>>,
     pub placeholder: bool,
+    /// Being released: holds its node (rules 1-3), counts in no queue, never a victim.
+    pub releasing: bool,
     pub preemptible: bool,
 }
 
 #[derive(Clone, Debug)]
-pub struct Options {
+pub struct InstanceOptions {
     pub preemption: bool,
     /// `options.preemptionModel`: YuniKorn's queue rules on top of rule 6.
     pub yunikorn_preemption: bool,
     pub time_limit: Option<std::time::Duration>,
     pub relative_gap: f64,
+    /// `options.workLimit`: deterministic budget in solver work units; 0 = none.
+    pub work_limit: u64,
 }
 
 /// A validated scheduling-cycle snapshot.
@@ -140,7 +172,7 @@ pub struct Instance {
     pub groups: Vec<Group>,
     pub tasks: Vec<Task>,
     pub pods: Vec<BoundPod>,
-    pub options: Options,
+    pub options: InstanceOptions,
     /// Queue tree and limits (rule 7), when given.
     pub queues: Option<Queues>,
     /// With queues: the effective key of each rank (index = rank).
@@ -155,6 +187,13 @@ impl Instance {
     pub fn from_text(text: &str) -> Result<Instance, InputError> {
         let doc: InstanceDoc = from_text(text)?;
         Instance::from_doc(&doc)
+    }
+
+    /// Reads YAML or JSON from `reader` (to its end) and validates it.
+    pub fn from_reader(mut reader: impl std::io::Read) -> Result<Instance, InputError> {
+        let mut text = String::new();
+        reader.read_to_string(&mut text).map_err(|e| InputError::new("", format!("cannot read the instance: {e}")))?;
+        Instance::from_text(&text)
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
@@ -528,6 +567,7 @@ impl Instance {
                     node_selector: t.node_selector.clone(),
                     tolerations,
                     slice,
+                    node_affinity: read_affinity(t.node_affinity.as_deref(), &format!("{tp}.nodeAffinity"))?,
                 });
             }
             let sum_min: i64 = task_ids.iter().map(|&t| tasks[t].min_count).sum();
@@ -547,6 +587,8 @@ impl Instance {
             };
             groups.push(Group {
                 name: g.name.clone(),
+                namespace: g.namespace.clone(),
+                uid: g.uid.clone(),
                 queue: g.queue.clone(),
                 queue_id,
                 priority,
@@ -633,6 +675,8 @@ impl Instance {
             }
             pods.push(BoundPod {
                 name: pd.name.clone(),
+                namespace: pd.namespace.clone(),
+                uid: pd.uid.clone(),
                 node,
                 group,
                 task: pd.task.clone(),
@@ -640,6 +684,7 @@ impl Instance {
                 requests,
                 devices,
                 placeholder: pd.placeholder,
+                releasing: pd.releasing,
                 preemptible: pd.preemptible.unwrap_or(true),
             });
             if let Some(g) = group {
@@ -648,7 +693,7 @@ impl Instance {
         }
 
         let options = match &doc.options {
-            None => Options { preemption: true, yunikorn_preemption: false, time_limit: None, relative_gap: 0.0 },
+            None => InstanceOptions { preemption: true, yunikorn_preemption: false, time_limit: None, relative_gap: 0.0, work_limit: 0 },
             Some(o) => {
                 let time_limit = match &o.time_limit {
                     None => None,
@@ -671,7 +716,13 @@ impl Instance {
                         ))
                     }
                 };
-                Options { preemption: o.preemption.unwrap_or(true), yunikorn_preemption, time_limit, relative_gap: gap }
+                InstanceOptions {
+                    preemption: o.preemption.unwrap_or(true),
+                    yunikorn_preemption,
+                    time_limit,
+                    relative_gap: gap,
+                    work_limit: o.work_limit.unwrap_or(0),
+                }
             }
         };
 
@@ -807,6 +858,55 @@ impl Instance {
         }
         Ok(())
     }
+}
+
+/// Validates `nodeAffinity` as Kubernetes' API validation does: at least one term;
+/// `In`/`NotIn` need values, `Exists`/`DoesNotExist` take none, `Gt`/`Lt` take exactly one
+/// integer. An empty term is accepted and, as in Kubernetes, matches no node.
+fn read_affinity(terms: Option<&[Vec<NodeSelectorRequirementDoc>]>, path: &str) -> Result<Option<Vec<Vec<AffinityRequirement>>>, InputError> {
+    let Some(terms) = terms else { return Ok(None) };
+    if terms.is_empty() {
+        return Err(InputError::new(path, "needs at least one term (omit nodeAffinity for no constraint)"));
+    }
+    let mut out = Vec::with_capacity(terms.len());
+    for (i, term) in terms.iter().enumerate() {
+        let mut reqs = Vec::with_capacity(term.len());
+        for (j, r) in term.iter().enumerate() {
+            let p = format!("{path}[{i}][{j}]");
+            check_name(&r.key, &format!("{p}.key"))?;
+            let operator = match r.operator.as_str() {
+                "In" => AffinityOperator::In,
+                "NotIn" => AffinityOperator::NotIn,
+                "Exists" => AffinityOperator::Exists,
+                "DoesNotExist" => AffinityOperator::DoesNotExist,
+                "Gt" => AffinityOperator::Gt,
+                "Lt" => AffinityOperator::Lt,
+                o => {
+                    return Err(InputError::new(
+                        format!("{p}.operator"),
+                        format!("unknown operator {o:?} (In, NotIn, Exists, DoesNotExist, Gt, Lt)"),
+                    ))
+                }
+            };
+            let values_ok = match operator {
+                AffinityOperator::In | AffinityOperator::NotIn => {
+                    (!r.values.is_empty()).then_some(()).ok_or(format!("operator {} needs at least one value", r.operator))
+                }
+                AffinityOperator::Exists | AffinityOperator::DoesNotExist => {
+                    r.values.is_empty().then_some(()).ok_or(format!("operator {} takes no values", r.operator))
+                }
+                AffinityOperator::Gt | AffinityOperator::Lt => match r.values.as_slice() {
+                    [v] if v.trim().parse::<i64>().is_ok() => Ok(()),
+                    [v] => Err(format!("operator {} needs an integer, got {v:?}", r.operator)),
+                    _ => Err(format!("operator {} takes exactly one value", r.operator)),
+                },
+            };
+            values_ok.map_err(|m| InputError::new(format!("{p}.values"), m))?;
+            reqs.push(AffinityRequirement { key: r.key.clone(), operator, values: r.values.clone() });
+        }
+        out.push(reqs);
+    }
+    Ok(Some(out))
 }
 
 fn check_priority(v: i64, path: &str) -> Result<(), InputError> {

@@ -120,6 +120,12 @@ pub struct GroupTopologyDoc {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodGroupDoc {
     pub name: String,
+    /// Kubernetes namespace (informational; carried into exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Kubernetes object uid (informational; carried into exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,12 +171,33 @@ pub struct TaskDoc {
     pub tolerations: Vec<TolerationDoc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice: Option<SliceDoc>,
+    /// Required node affinity: any term must match (OR); within a term every
+    /// requirement must (AND). Absent: no constraint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_affinity: Option<Vec<Vec<NodeSelectorRequirementDoc>>>,
+}
+
+/// One requirement of a node affinity term, with Kubernetes' operators.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeSelectorRequirementDoc {
+    pub key: String,
+    /// `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt` or `Lt`.
+    pub operator: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodDoc {
     pub name: String,
+    /// Kubernetes namespace (informational; carried into exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Kubernetes object uid (informational; carried into exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
     pub node: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_group: Option<String>,
@@ -184,6 +211,10 @@ pub struct PodDoc {
     pub device_ids: BTreeMap<String, Vec<i64>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub placeholder: bool,
+    /// Being released (a placeholder whose replacement is in flight): holds its node,
+    /// counts in no queue, never a victim.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub releasing: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemptible: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,6 +232,9 @@ pub struct OptionsDoc {
     pub relative_gap: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_model: Option<String>,
+    /// Deterministic budget in solver work units (0 or absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_limit: Option<u64>,
 }
 
 /// Error of reading or validating an input document: the path of the bad field and why.

@@ -369,7 +369,7 @@ fn generate_is_deterministic_per_seed() {
     assert_ne!(stdout(&a), stdout(&c), "different seeds, same output");
     // The output is a valid instance that the exact solver handles.
     let inst = Instance::from_text(&stdout(&a)).unwrap_or_else(|e| panic!("generated instance is invalid: {e}"));
-    let d = tessera::solvers::by_name("exact").unwrap().solve(&inst, &Default::default());
+    let d = tessera::SolverKind::from_name("exact").unwrap().solve(&inst, &Default::default());
     assert!(tessera::check::check(&inst, &d).violations.is_empty());
 }
 

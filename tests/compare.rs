@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use tessera::compare::{self, Format, Report, Verdict};
+use tessera::compare::{self, Contender, Format, Report, Verdict};
 use tessera::decision::{EvictedRow, Objective, PlacedRow};
-use tessera::{solvers, Decision, Instance, SolveConfig, Solver, Status};
+use tessera::{Decision, Instance, Options, SolverKind, Status};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const SMALL: &[&str] = &["hetero-fixed-order.yaml", "quickstart.yaml", "priority-tiers.yaml"];
@@ -25,12 +25,12 @@ fn load(names: &[&str]) -> Vec<(String, Instance)> {
         .collect()
 }
 
-fn pick(names: &[&str]) -> Vec<Box<dyn Solver>> {
-    names.iter().map(|n| solvers::by_name(n).unwrap_or_else(|| panic!("solver {n} in the registry"))).collect()
+fn pick(names: &[&str]) -> Vec<Contender> {
+    names.iter().map(|n| Contender::of(SolverKind::from_name(n).unwrap_or_else(|| panic!("solver {n} in the registry")))).collect()
 }
 
-fn cfg() -> SolveConfig {
-    SolveConfig { time_limit: Some(std::time::Duration::from_secs(10)), ..Default::default() }
+fn cfg() -> Options {
+    Options { time_limit: Some(std::time::Duration::from_secs(10)), ..Default::default() }
 }
 
 fn exact_vs_ffd() -> Report {
@@ -210,27 +210,17 @@ fn csv_json_markdown_and_table_render() {
 }
 
 /// A broken "heuristic": places a pod on a node that does not exist.
-struct Broken;
-
-impl Solver for Broken {
-    fn name(&self) -> &'static str {
-        "broken"
+fn broken(inst: &Instance, cfg: &Options) -> Decision {
+    let mut d = SolverKind::Ffd.solve(inst, cfg);
+    if let Some(p) = d.placements.first_mut() {
+        p.pods[0].node = "no-such-node".into();
     }
-    fn describe(&self) -> &'static str {
-        "test double returning an invalid decision"
-    }
-    fn solve(&self, inst: &Instance, cfg: &SolveConfig) -> Decision {
-        let mut d = solvers::by_name("ffd").unwrap().solve(inst, cfg);
-        if let Some(p) = d.placements.first_mut() {
-            p.pods[0].node = "no-such-node".into();
-        }
-        d
-    }
+    d
 }
 
 #[test]
 fn a_failing_decision_is_flagged_not_hidden() {
-    let list: Vec<Box<dyn Solver>> = vec![solvers::by_name("exact").unwrap(), Box::new(Broken)];
+    let list = vec![Contender::of(SolverKind::Exact), Contender::custom("broken", broken)];
     let r = compare::compare(&load(&["hetero-fixed-order.yaml"]), &list, &cfg(), &mut |_, _, _| {});
     assert_eq!(r.rows.len(), 2);
     let bad = &r.rows[1];
@@ -260,7 +250,7 @@ fn cli_compare_csv_exits_0() {
     let o = tessera(&["compare", p.to_str().unwrap(), "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(json["rows"].as_array().unwrap().len(), solvers::all().len());
+    assert_eq!(json["rows"].as_array().unwrap().len(), SolverKind::ALL.len());
 }
 
 #[test]
@@ -299,7 +289,7 @@ fn bench_gap_suite_smoke() {
     }
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     let recs = parse_csv(&csv);
-    let n_solvers = solvers::all().len();
+    let n_solvers = SolverKind::ALL.len();
     assert_eq!(recs.len(), 1 + 2 * n_solvers, "header + 2 instances x {n_solvers} solvers");
     assert_eq!(&recs[0][..3], &["class", "seed", "time_limit_ms"]);
     assert!(recs[1..].iter().all(|r| r[3 + 11] == "ok"), "every decision passes check");

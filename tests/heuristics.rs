@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use tessera::decision::Decision;
 use tessera::spec::OptionsDoc;
-use tessera::{check, generate, solvers, Instance, SolveConfig, Solver, Status};
+use tessera::{Instance, Options, SolverKind, Status, check, generate};
 
 const HEURISTICS: &[&str] = &[
     "ffd",
@@ -21,8 +21,8 @@ const HEURISTICS: &[&str] = &[
     "yunikorn-binpacking",
 ];
 
-fn solver(name: &str) -> Box<dyn Solver> {
-    solvers::by_name(name).unwrap_or_else(|| panic!("solver {name} not registered"))
+fn solver(name: &str) -> SolverKind {
+    SolverKind::from_name(name).unwrap_or_else(|| panic!("solver {name} not registered"))
 }
 
 fn assert_valid(inst: &Instance, d: &Decision, what: &str) {
@@ -60,11 +60,11 @@ fn instances() -> Vec<(String, Instance)> {
 
 #[test]
 fn every_heuristic_is_registered_and_named() {
-    let names: Vec<&str> = solvers::all().iter().map(|s| s.name()).collect();
+    let names: Vec<&str> = SolverKind::ALL.iter().map(|s| s.name()).collect();
     for h in HEURISTICS {
-        assert!(names.contains(h), "{h} missing from solvers::all(): {names:?}");
+        assert!(names.contains(h), "{h} missing from SolverKind::ALL: {names:?}");
     }
-    for s in solvers::all() {
+    for s in SolverKind::ALL {
         assert!(!s.describe().is_empty());
     }
 }
@@ -74,12 +74,12 @@ fn heuristic_decisions_pass_check_on_generated_instances() {
     for (name, inst) in instances() {
         for h in HEURISTICS {
             let s = solver(h);
-            let d = s.solve(&inst, &SolveConfig::default());
+            let d = s.solve(&inst, &Options::default());
             assert_eq!(d.status, Status::Feasible, "{h} on {name}");
             assert!(d.evictions.is_empty(), "{h} on {name} evicts");
             assert_valid(&inst, &d, &format!("{h} on {name}"));
             // Deterministic: the same input gives the same decision.
-            let again = s.solve(&inst, &SolveConfig::default());
+            let again = s.solve(&inst, &Options::default());
             assert_eq!(d.without_timings().placements, again.without_timings().placements, "{h} on {name} not deterministic");
         }
     }
@@ -91,10 +91,10 @@ fn exact_is_never_worse_than_any_heuristic_on_tiny_instances() {
     for seed in 1000..1200 {
         let doc = generate::generate("tiny", seed).unwrap();
         let inst = Instance::from_doc(&doc).unwrap();
-        let e = exact.solve(&inst, &SolveConfig::default());
+        let e = exact.solve(&inst, &Options::default());
         assert_valid(&inst, &e, &format!("exact on tiny/{seed}"));
         for h in HEURISTICS {
-            let d = solver(h).solve(&inst, &SolveConfig::default());
+            let d = solver(h).solve(&inst, &Options::default());
             assert_valid(&inst, &d, &format!("{h} on tiny/{seed}"));
             assert_ne!(
                 e.objective.compare(&d.objective),
@@ -121,8 +121,8 @@ fn placed(d: &Decision) -> Vec<(i64, i64)> {
 /// (heuristic, exact) decisions.
 fn worse(yaml: &str, h: &str) -> (Decision, Decision) {
     let inst = Instance::from_text(yaml).unwrap();
-    let hd = solver(h).solve(&inst, &SolveConfig::default());
-    let ed = solver("exact").solve(&inst, &SolveConfig::default());
+    let hd = solver(h).solve(&inst, &Options::default());
+    let ed = solver("exact").solve(&inst, &Options::default());
     assert_valid(&inst, &hd, h);
     assert_valid(&inst, &ed, "exact");
     assert_eq!(ed.status, Status::Optimal);
@@ -306,6 +306,6 @@ podGroups:
     assert_eq!(placed(&h), vec![(10, 1), (0, 0)]);
     assert_eq!(placed(&e), vec![(10, 1), (0, 1)]);
     let inst = Instance::from_text(yaml).unwrap();
-    let b = solver("kueue-bestfit").solve(&inst, &SolveConfig::default());
+    let b = solver("kueue-bestfit").solve(&inst, &Options::default());
     assert_eq!(placed(&b), vec![(10, 1), (0, 1)]);
 }

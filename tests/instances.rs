@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tessera::decision::{Decision, PlacedRow, Status};
-use tessera::{check, solvers, Instance, SolveConfig};
+use tessera::{Instance, Options, SolverKind, check};
 
 fn instances_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("instances")
@@ -41,12 +41,12 @@ fn load(name: &str) -> Instance {
     Instance::from_text(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn cfg() -> SolveConfig {
-    SolveConfig { time_limit: Some(Duration::from_secs(60)), ..Default::default() }
+fn cfg() -> Options {
+    Options { time_limit: Some(Duration::from_secs(60)), ..Default::default() }
 }
 
 fn solve(solver: &str, inst: &Instance) -> Decision {
-    solvers::by_name(solver).unwrap().solve(inst, &cfg())
+    SolverKind::from_name(solver).unwrap().solve(inst, &cfg())
 }
 
 fn rows(want: &[(i64, i64, i64)]) -> Vec<PlacedRow> {

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::process::Command;
 use std::time::Duration;
-use tessera::{check, generate, solvers, Instance, SolveConfig};
+use tessera::{Instance, Options, SolverKind, check, generate};
 
 /// Real shapes, preemption on (trace BE pods are preemptible): every solver's decision
 /// is valid and reports the objective the validator recomputes; exact (warm-started from
@@ -17,9 +17,9 @@ fn every_decision_on_openb_cycles_passes_check_and_exact_is_never_worse() {
     for seed in [1, 2] {
         let doc = generate::generate("openb-64", seed).unwrap_or_else(|e| panic!("the openb trace: {e}"));
         let inst = Instance::from_doc(&doc).unwrap();
-        let cfg = SolveConfig { time_limit: Some(Duration::from_secs(3)), ..Default::default() };
-        let exact = solvers::by_name("exact").unwrap().solve(&inst, &cfg);
-        for s in solvers::all() {
+        let cfg = Options { time_limit: Some(Duration::from_secs(3)), ..Default::default() };
+        let exact = SolverKind::from_name("exact").unwrap().solve(&inst, &cfg);
+        for s in SolverKind::ALL {
             let d = if s.name() == "exact" { exact.clone() } else { s.solve(&inst, &cfg) };
             let report = check::check(&inst, &d);
             assert!(report.violations.is_empty(), "seed {seed}, {}: {:#?}", s.name(), report.violations);

@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::time::Duration;
 use tessera::decision::{Decision, EvictedRow, Objective, PlacedRow, Status};
-use tessera::{check, solvers, Instance, SolveConfig};
+use tessera::{Instance, Options, SolverKind, check};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -551,9 +551,9 @@ fn has_evictable(inst: &Instance) -> bool {
 /// Everything wrong with the two solvers on one instance, and their decisions.
 fn problems(inst: &Instance) -> (Vec<String>, Decision, Decision) {
     let mut out = Vec::new();
-    let cfg = SolveConfig { time_limit: Some(Duration::from_secs(30)), ..Default::default() };
-    let exact = solvers::by_name("exact").unwrap().solve(inst, &cfg);
-    let k8s = solvers::by_name("k8s-preempt").unwrap().solve(inst, &cfg);
+    let cfg = Options { time_limit: Some(Duration::from_secs(30)), ..Default::default() };
+    let exact = SolverKind::from_name("exact").unwrap().solve(inst, &cfg);
+    let k8s = SolverKind::from_name("k8s-preempt").unwrap().solve(inst, &cfg);
     if exact.status != Status::Optimal {
         out.push(format!("exact: status {:?}", exact.status));
     }
@@ -567,7 +567,7 @@ fn problems(inst: &Instance) -> (Vec<String>, Decision, Decision) {
         out.push(format!("exact is worse than k8s-preempt:\nexact:\n{}\nk8s-preempt:\n{}", exact.to_yaml(), k8s.to_yaml()));
     }
     // Determinism of the baseline.
-    let again = solvers::by_name("k8s-preempt").unwrap().solve(inst, &cfg);
+    let again = SolverKind::from_name("k8s-preempt").unwrap().solve(inst, &cfg);
     if again.without_timings() != k8s.without_timings() {
         out.push("k8s-preempt: two runs differ".into());
     }

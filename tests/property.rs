@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use tessera::decision::{Decision, Objective};
 use tessera::spec::*;
-use tessera::{Instance, SolveConfig, Status};
+use tessera::{Instance, Options, Status};
 
 // ---------------------------------------------------------------------------------------
 // Seeded generator
@@ -196,7 +196,7 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
             } else {
                 None
             };
-            g.tasks.push(TaskDoc { name: format!("t{ti}"), count, min_count, requests, node_selector, tolerations, slice });
+            g.tasks.push(TaskDoc { name: format!("t{ti}"), count, min_count, requests, node_selector, tolerations, slice, node_affinity: None });
         }
         if gang && rng.pct(25) {
             g.min_count = Some(rng.below(sum as u64 + 2) as i64);
@@ -299,8 +299,8 @@ fn rule6() -> reference::Rule6 {
     }
 }
 
-fn cfg() -> SolveConfig {
-    SolveConfig { time_limit: Some(Duration::from_secs(20)), ..Default::default() }
+fn cfg() -> Options {
+    Options { time_limit: Some(Duration::from_secs(20)), ..Default::default() }
 }
 
 fn show(o: &Objective) -> String {
@@ -309,8 +309,8 @@ fn show(o: &Objective) -> String {
     format!("placed [{}] evicted [{}] extra {}", rows.join(" "), ev.join(" "), o.extra_pods)
 }
 
-fn run_solver(name: &str, inst: &Instance, config: &SolveConfig) -> Result<Decision, String> {
-    let solver = tessera::solvers::by_name(name).ok_or_else(|| format!("no solver {name}"))?;
+fn run_solver(name: &str, inst: &Instance, config: &Options) -> Result<Decision, String> {
+    let solver = tessera::SolverKind::from_name(name).ok_or_else(|| format!("no solver {name}"))?;
     catch_unwind(AssertUnwindSafe(|| solver.solve(inst, config))).map_err(|e| {
         let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
         format!("solver {name} panicked: {}", msg.unwrap_or_default())
@@ -345,7 +345,7 @@ fn verify(inst: &Instance, r: &reference::RefResult) -> Vec<String> {
         Ok(v) => problems.push(format!("validator rejects the reference's optimum: {v:#?}\n{}", r.witness.to_yaml())),
         Err(e) => problems.push(format!("reference witness: {e}")),
     }
-    for solver in tessera::solvers::all() {
+    for solver in tessera::SolverKind::ALL {
         let name = solver.name();
         let d = match run_solver(name, inst, &cfg()) {
             Ok(d) => d,
@@ -573,7 +573,7 @@ fn decomposition_agrees_with_reference() {
             continue;
         }
         let best = reference::optimum(&inst);
-        let cfg = SolveConfig { decompose: Some(true), ..cfg() };
+        let cfg = Options { diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() }, ..cfg() };
         let d = match run_solver("exact", &inst, &cfg) {
             Ok(d) => d,
             Err(e) => {
@@ -609,8 +609,8 @@ fn decomposition_agrees_with_reference() {
 fn determinism_across_threads() {
     for seed in seeds(20) {
         let (_doc, inst, yaml, _) = gen(1_000_000 + seed);
-        let one = SolveConfig { threads: Some(1), ..cfg() };
-        let two = SolveConfig { threads: Some(2), ..cfg() };
+        let one = Options { threads: Some(1), ..cfg() };
+        let two = Options { threads: Some(2), ..cfg() };
         let a = run_solver("exact", &inst, &one).unwrap_or_else(|e| panic!("seed {}: {e}\n{yaml}", 1_000_000 + seed));
         let b = run_solver("exact", &inst, &two).unwrap_or_else(|e| panic!("seed {}: {e}\n{yaml}", 1_000_000 + seed));
         assert_eq!(
@@ -1005,7 +1005,7 @@ fn repro() {
     eprintln!("reference (weak rule 6): key {:?} {} evicting {:?}", weak.key, show(&weak.objective), weak.best_evicted);
     let r = reference::solve(&inst);
     eprintln!("reference witness:\n{}violations: {:?}", r.witness.to_yaml(), check_violations(&inst, &r.witness));
-    for solver in tessera::solvers::all() {
+    for solver in tessera::SolverKind::ALL {
         match run_solver(solver.name(), &inst, &cfg()) {
             Ok(d) => eprintln!(
                 "{}: key {:?}\n{}violations: {:?}",
@@ -1160,7 +1160,7 @@ fn queues_reference_optimum_passes_check_and_class_covers_rules() {
 fn queues_every_solver_valid() {
     over_queue_instances("queues_every_solver_valid", |inst, r| {
         let mut problems = Vec::new();
-        for solver in tessera::solvers::all() {
+        for solver in tessera::SolverKind::ALL {
             let name = solver.name();
             let d = match run_solver(name, inst, &cfg()) {
                 Ok(d) => d,

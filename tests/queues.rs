@@ -5,23 +5,23 @@
 
 use std::time::Duration;
 use tessera::decision::{Decision, PriorityKey, Status};
-use tessera::{check, solvers, Instance, SolveConfig};
+use tessera::{Instance, Options, SolverKind, check};
 
 mod common;
 use common::parse;
 
-fn cfg() -> SolveConfig {
-    SolveConfig { time_limit: Some(Duration::from_secs(60)), ..Default::default() }
+fn cfg() -> Options {
+    Options { time_limit: Some(Duration::from_secs(60)), ..Default::default() }
 }
 
 /// Exact decision: Optimal and valid; and every other solver's decision valid too.
 fn solve(inst: &Instance) -> Decision {
-    for s in solvers::all() {
+    for s in SolverKind::ALL {
         let d = s.solve(inst, &cfg());
         let report = check::check(inst, &d);
         assert!(report.violations.is_empty(), "{} decision fails check: {:#?}\n{}", s.name(), report.violations, d.to_yaml());
     }
-    let d = solvers::by_name("exact").unwrap().solve(inst, &cfg());
+    let d = SolverKind::from_name("exact").unwrap().solve(inst, &cfg());
     assert_eq!(d.status, Status::Optimal, "{}", d.to_yaml());
     d
 }

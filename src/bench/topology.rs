@@ -8,7 +8,9 @@ use crate::check;
 use crate::decision::{Decision, Status};
 use crate::generate;
 use crate::model::Instance;
-use crate::solve::{solvers, time_screening, SolveConfig};
+use crate::compare::Contender;
+use crate::options::{Options, SolverKind};
+use crate::solve::time_screening;
 use std::time::Duration;
 
 fn placed(d: &Decision) -> i64 {
@@ -20,9 +22,9 @@ fn placed(d: &Decision) -> i64 {
 const SCREEN_REPS: usize = 3;
 
 pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn FnMut(String)) -> Result<String, String> {
-    let exact = solvers::by_name("exact").unwrap();
-    let ffd = solvers::by_name("ffd").unwrap();
-    let cfg = SolveConfig { time_limit: Some(limit), ..Default::default() };
+    let exact = Contender::of(SolverKind::Exact);
+    let ffd = Contender::of(SolverKind::Ffd);
+    let cfg = Options { time_limit: Some(limit), ..Default::default() };
     let mut out = format!("budget per solve: {limit:?}\n\n");
     out.push_str("| class | seed | nodes | pending | cycle ms | status | terms proven | gap (weighted term 1) | placed / master bound | gap in groups | ffd placed | valid | screening 1 thread ms | 2 threads ms | speedup | cores used by 2 threads |\n");
     out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -53,10 +55,10 @@ pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &
             let (m1, m2) = (median(&one), median(&two));
             speedups.push(m1 / m2);
             let t = std::time::Instant::now();
-            let d = exact.solve(&inst, &cfg);
+            let d = exact.decide(&inst, &cfg);
             let ms = t.elapsed().as_secs_f64() * 1000.0;
             times.push(ms);
-            let df = ffd.solve(&inst, &cfg);
+            let df = ffd.decide(&inst, &cfg);
             let ok = check::check(&inst, &d).violations.is_empty() && check::check(&inst, &df).violations.is_empty();
             invalid += !ok as usize;
             proven += (d.status == Status::Optimal) as usize;

@@ -46,7 +46,7 @@ fn term1_bound_within(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Insta
             classes.entry(sig).or_default().push(n);
         }
     }
-    if super::tuning::get().debug {
+    if cycle.diag.debug {
         eprintln!("term-1 bound: {} node classes by eligibility (coarser past {max_classes})", classes.len());
     }
     if classes.len() > max_classes {
@@ -154,7 +154,7 @@ fn term1_bound_within(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Insta
         all.push((yc, -(inst.min_new_pods(g) as f64)));
         mip.add_row(0.0, INF, all);
     }
-    let res = highs::solve(&mip, None, &MipParams::until(deadline, 0.0, 0.5));
+    let res = highs::solve(&mip, None, &MipParams::until(deadline, 0.0, 0.5).with(&cycle.diag));
     // Integer weights: the bound rounds down to an integer (with a little slack for
     // floating point, never below a true optimum).
     match res.status {
@@ -169,7 +169,6 @@ fn term1_bound_within(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Insta
 mod tests {
     use super::*;
     use crate::solve::milp::CycleModel;
-    use crate::solve::{solvers, SolveConfig};
 
     /// Neither the classes by eligibility nor the coarse ones (used past `MAX_CLASSES`)
     /// ever bound term 1 below the proven optimum: on tiny instances (every rule) and
@@ -188,8 +187,8 @@ mod tests {
             let far = Instant::now() + std::time::Duration::from_secs(30);
             let fine = term1_bound_within(&cycle, &by_group, far, usize::MAX).expect("a bound");
             let coarse = term1_bound_within(&cycle, &by_group, far, 0).expect("a bound");
-            let cfg = SolveConfig { time_limit: Some(std::time::Duration::from_secs(30)), ..Default::default() };
-            let d = solvers::by_name("exact").unwrap().solve(&inst, &cfg);
+            let opts = crate::Options { time_limit: Some(std::time::Duration::from_secs(30)), ..Default::default() };
+            let d = crate::solve(&inst, &opts);
             assert_eq!(d.status, crate::decision::Status::Optimal, "{class} seed {seed}");
             let placed: Vec<&str> = d.placements.iter().map(|p| p.pod_group.as_str()).collect();
             let value: f64 = by_group.iter().filter(|(g, _)| placed.contains(&inst.groups[*g].name.as_str())).map(|(_, w)| w).sum();

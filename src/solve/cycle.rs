@@ -48,6 +48,10 @@ pub struct Cycle<'a> {
     /// Per group, with `preemptionModel: yunikorn`: whether it may preempt at all (rule 3
     /// of `models/queues.md`) and the fenced queue its victims must lie under (rule 2).
     pub yunikorn: Option<Vec<(bool, Option<crate::queues::QueueId>)>>,
+    /// Diagnostic switches of this solve (defaults unless the caller set them).
+    pub diag: std::sync::Arc<crate::options::Diagnostics>,
+    /// The caller's cancel handle (never cancelled unless the caller set one).
+    pub cancel: crate::options::CancelHandle,
 }
 
 /// Pods evicted together: one pod (`disruptionMode: Pod`), or every bound member of a
@@ -105,6 +109,21 @@ fn victim_units(inst: &Instance) -> Vec<VictimUnit> {
 
 pub const UNLIMITED: i64 = i64::MAX / 4;
 
+/// One node affinity requirement against a node's labels, as Kubernetes matches it
+/// (`Gt`/`Lt` compare integers; a label that is not an integer fails them).
+fn affinity_holds(req: &AffinityRequirement, labels: &BTreeMap<String, String>) -> bool {
+    let have = labels.get(&req.key);
+    let int = |s: &str| s.trim().parse::<i64>().ok();
+    match req.operator {
+        AffinityOperator::In => have.is_some_and(|v| req.values.contains(v)),
+        AffinityOperator::NotIn => have.is_none_or(|v| !req.values.contains(v)),
+        AffinityOperator::Exists => have.is_some(),
+        AffinityOperator::DoesNotExist => have.is_none(),
+        AffinityOperator::Gt => matches!((have.and_then(|v| int(v)), int(&req.values[0])), (Some(a), Some(b)) if a > b),
+        AffinityOperator::Lt => matches!((have.and_then(|v| int(v)), int(&req.values[0])), (Some(a), Some(b)) if a < b),
+    }
+}
+
 /// Kubernetes taint/toleration and selector filtering of one task on one node.
 pub fn passes_filters(inst: &Instance, t: TaskId, n: NodeId) -> bool {
     filter_failure(inst, t, n).is_none()
@@ -120,6 +139,11 @@ pub fn filter_failure(inst: &Instance, t: TaskId, n: NodeId) -> Option<String> {
     for (k, v) in &task.node_selector {
         if node.labels.get(k) != Some(v) {
             return Some(format!("nodeSelector {k}={v}"));
+        }
+    }
+    if let Some(terms) = &task.node_affinity {
+        if !terms.iter().any(|term| term.iter().all(|req| affinity_holds(req, &node.labels))) {
+            return Some("nodeAffinity".into());
         }
     }
     for taint in &node.taints {
@@ -255,6 +279,8 @@ impl<'a> Cycle<'a> {
             victims_on,
             notes: vec![None; inst.groups.len()],
             max_allocatable: (0..inst.resources.len()).map(|r| inst.nodes.iter().map(|n| n.allocatable[r]).max().unwrap_or(0)).collect(),
+            diag: Default::default(),
+            cancel: Default::default(),
         };
         // Eligibility of every (task, node) pair: independent checks, run in parallel;
         // collected in task order, so the result does not depend on the thread count.

@@ -281,7 +281,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
                 }
             }
         }
-        if super::tuning::get().debug {
+        if cycle.diag.debug {
             eprintln!("master level {p}: floor {floor}/{pending}, LP bound {lp:?} in {} ms", level_start.elapsed().as_millis());
         }
         if lp.is_some_and(|b| b + 1e-6 < floor as f64 + 1.0) {
@@ -292,9 +292,9 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             continue;
         }
         by_hint = false;
-        let res = highs::solve_detached(mip.clone(), MipParams::until(deadline, 0.0, 0.5));
+        let res = highs::solve_detached(mip.clone(), MipParams::until(deadline, 0.0, 0.5).with(&cycle.diag));
         mip.rows.pop();
-        if super::tuning::get().debug {
+        if cycle.diag.debug {
             eprintln!(
                 "master level {p}: floor {floor}/{pending}, {:?} in {} ms, objective {}, dual bound {}, nodes {}",
                 res.status,
@@ -341,7 +341,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             }
         }
         let tie_deadline = deadline.min(Instant::now() + std::time::Duration::from_millis(500));
-        let res = highs::solve_detached(mip.clone(), MipParams::until(tie_deadline, 0.0, 0.5));
+        let res = highs::solve_detached(mip.clone(), MipParams::until(tie_deadline, 0.0, 0.5).with(&cycle.diag));
         if matches!(res.status, MipStatus::Optimal | MipStatus::Interrupted) && res.values.len() == mip.num_cols() {
             best = Some(res.values);
         }

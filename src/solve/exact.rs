@@ -25,7 +25,7 @@ impl Solver for Exact {
     fn describe(&self) -> &'static str {
         "exact cycle MILP (HiGHS), lexicographic terms 1-3 proven tier by tier; incumbent from greedy variants and the k8s-preempt baseline, hard deadline"
     }
-    fn solve(&self, inst: &Instance, cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, cfg: &Options) -> Decision {
         match cfg.threads {
             Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
                 Ok(pool) => pool.install(|| solve_exact(inst, cfg)),
@@ -67,7 +67,7 @@ impl Progress {
     }
 }
 
-pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
+pub fn solve_exact(inst: &Instance, cfg: &Options) -> Decision {
     let start = Instant::now();
     let budget = cfg.time_limit(inst);
     // The caller's budget is a hard limit on the whole call: HiGHS works to an earlier
@@ -77,8 +77,10 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let hard_deadline = start + budget;
     let deadline = hard_deadline.checked_sub(reserve).unwrap_or(hard_deadline).max(start);
     let rel_gap = cfg.relative_gap(inst);
-    let say = Say { on: cfg.progress, start };
+    let say = Say { sink: cfg.progress.clone(), start };
     let mut cycle = Cycle::new(inst);
+    cycle.diag = Arc::new(cfg.diagnostics.clone());
+    cycle.cancel = cfg.cancel.clone();
     // Topology: screen every (group, domain) pair of a required level and drop the
     // domains a group cannot use even alone (exact; see candidates.rs).
     let screen_start = Instant::now();
@@ -90,7 +92,7 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
     let unrestricted = cycle.eligible.clone();
     let mut master: Option<super::decompose::Master> = None;
     let mut full_greedy: Option<Assignment> = None;
-    let decompose = cfg.decompose.unwrap_or_else(|| super::decompose::applies(&cycle)) && cycle.victims.is_empty();
+    let decompose = cfg.diagnostics.decompose.unwrap_or_else(|| super::decompose::applies(&cycle)) && cycle.victims.is_empty();
     if let Some((topo, s)) = topology.as_ref().filter(|_| decompose) {
         let hint = greedy::best_start(&cycle);
         let remaining = hard_deadline.saturating_duration_since(Instant::now());
@@ -183,20 +185,25 @@ pub fn solve_exact(inst: &Instance, cfg: &SolveConfig) -> Decision {
         // its own copy of the instance.
         let inst = Arc::new(inst.clone());
         let eligible = Arc::clone(&eligible);
+        let diag = Arc::clone(&cycle.diag);
+        let cancel = cycle.cancel.clone();
+        let say = say.clone();
         std::thread::Builder::new()
             .name("tessera-milp".into())
             .spawn(move || {
                 let mut cycle = Cycle::new(&inst);
+                cycle.diag = diag;
+                cycle.cancel = cancel;
                 cycle.eligible = eligible.0.clone();
                 cycle.notes = eligible.1.clone();
-                run_tiers(&cycle, &model, &progress, (start, deadline), rel_gap, say);
+                run_tiers(&cycle, &model, &progress, (start, deadline), rel_gap, &say);
                 let _ = tx.send(());
             })
             .expect("spawn MILP worker");
     }
     // Grace: HiGHS polls its interrupt between nodes/iterations.
     let stop_waiting = hard_deadline.checked_sub(reserve / 2 + assembly).unwrap_or(start).max(start);
-    let finished = rx.recv_timeout(stop_waiting.saturating_duration_since(Instant::now())).is_ok();
+    let finished = wait_for_worker(&rx, stop_waiting, &cycle.cancel);
     let mut p = progress.lock().map(|p| p.clone()).unwrap_or_default();
     if !finished {
         // The worker is still inside a tier. HiGHS's latest improving solution may not
@@ -363,7 +370,7 @@ fn same_terms(a: &[(usize, f64)], b: &[(usize, f64)]) -> bool {
     a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.0 == y.0 && x.1 == y.1)
 }
 
-fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (start, deadline): (Instant, Instant), rel_gap: f64, say: Say) {
+fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (start, deadline): (Instant, Instant), rel_gap: f64, say: &Say) {
     let started = Instant::now();
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
@@ -386,7 +393,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         p.gap = relative_gap(ub, inc);
         p.term1_bound = Some(ub);
         drop(p);
-        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && super::tuning::get().cut {
+        if t1_magnitude <= super::milp::EXACT_MAGNITUDE && cycle.diag.cut {
             mip.add_row(-highs::INF, ub + 0.5, t1_coefs.clone());
         }
     }
@@ -395,7 +402,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
     let mut proven = true;
     let mut gap = 0.0;
     for (ti, tier) in tiers.iter().enumerate() {
-        if Instant::now() >= deadline {
+        if Instant::now() >= deadline || cycle.cancel.is_cancelled() {
             if tier.exact {
                 proven = false;
                 if exact_done == 0 {
@@ -489,20 +496,21 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
             abs_gap: if tier.exact { 0.999 } else { 1e-6 },
             live: Some(Arc::clone(&live)),
             stop: Some(Arc::clone(&stop)),
+            cancel: Some(Arc::clone(cycle.cancel.flag())),
             // Only what beats the incumbent: HiGHS prunes and fixes columns by reduced
             // cost against it from the start instead of after its own first good
             // solution (flat-256 seed 4, term-3 bound after 10 s: 26 287 -> 23 947).
-            beat_start: tier.exact && rel_gap == 0.0 && !super::tuning::get().no_cutoff,
-            ..MipParams::until(tier_deadline, 0.0, 0.0)
+            beat_start: tier.exact && rel_gap == 0.0 && !cycle.diag.no_cutoff,
+            ..MipParams::until(tier_deadline, 0.0, 0.0).with(&cycle.diag)
         };
         // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a
         // row instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself
         // satisfies the row, and the row never cuts a better solution.
         let mut tier_mip_extra = None;
-        let floor_here = match super::tuning::get().floor {
-            super::tuning::Floor::None => false,
-            super::tuning::Floor::All => tier.exact,
-            super::tuning::Floor::Term1 => tier.exact && tier.names.iter().all(|n| n.starts_with("placed@")),
+        let floor_here = match cycle.diag.floor {
+            crate::options::FloorRows::None => false,
+            crate::options::FloorRows::All => tier.exact,
+            crate::options::FloorRows::Term1 => tier.exact && tier.names.iter().all(|n| n.starts_with("placed@")),
         };
         if floor_here {
             if let Some(v) = incumbent.as_ref() {
@@ -519,11 +527,11 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         // seeds) 720 -> 741 groups placed at 2 s and 781 -> 787 at 10 s (term 1 proven on
         // 21 -> 22 of 25), flat-1024 (5 seeds, 10 s) 340 -> 348.
         let lns_start =
-            incumbent.as_deref().filter(|_| tier.exact && mip.num_cols() >= super::lns::MIN_COLUMNS && !super::tuning::get().no_lns);
+            incumbent.as_deref().filter(|_| tier.exact && mip.num_cols() >= super::lns::MIN_COLUMNS && !cycle.diag.no_lns);
         // Terms 1-2 only, with `TESSERA_MIN_PODS=1`: minimum pods per placed group (exact,
         // see the method). Off by default since the eighth session: it made HiGHS faster on
         // the four flat-256 seeds it was chosen on, and slower at the tail of 25 seeds.
-        let minimum_only = super::tuning::get().min_pods
+        let minimum_only = cycle.diag.min_pods
             && tier.names.iter().all(|n| n.starts_with("placed@") || n.starts_with("evicted@"))
             && model.minimum_pods_only(&mut mip, true);
         // Look-ahead: in the term-1 tier, once the search has stalled (nothing found for
@@ -537,14 +545,14 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         // term 1 takes the whole budget, so the eviction tier never ran and the decision
         // kept every eviction of the term-1 incumbent (models/cycle.md 6.7).
         let ahead = lns_start.and_then(|start| {
-            if !only_term1 || rel_gap > 0.0 || super::tuning::get().no_look_ahead {
+            if !only_term1 || rel_gap > 0.0 || cycle.diag.no_look_ahead {
                 return None;
             }
             let next = tiers[ti + 1..].iter().find(|t| t.exact)?;
             (next.names.iter().all(|n| n.starts_with("evicted@")) && tier_value(&next.coefs, start) < -0.5).then_some(next)
         });
         let patience = ahead.map(|_| {
-            super::tuning::get()
+            cycle.diag
                 .look_ahead_patience
                 .unwrap_or((deadline.saturating_duration_since(Instant::now()) / 4).max(LOOK_AHEAD_MIN_PATIENCE))
         });
@@ -558,7 +566,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
                             deadline,
                             stop,
                             live,
-                            fixed_groups_first: !super::tuning::get().no_fixed_groups,
+                            fixed_groups_first: !cycle.diag.no_fixed_groups,
                             patience,
                         };
                         let found = super::lns::search(model, mip, tier, start, until, &mut publish);
@@ -646,7 +654,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
             }
         }
         let value = incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
-        if super::tuning::get().debug {
+        if cycle.diag.debug {
             eprintln!(
                 "[{} ms] tier {}: status {:?}, verified {}, improved {}, value {:?}, bound {}",
                 started.elapsed().as_millis(),
@@ -670,7 +678,7 @@ fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (sta
         let bound = live.cap(res.dual_bound);
         let bound_meets = tier.exact && rel_gap == 0.0 && bound.is_finite() && value.is_some_and(|v| bound < v + 0.999);
         let done = (res.status == MipStatus::Optimal && improved) || bound_meets;
-        if say.on {
+        if say.sink.is_some() {
             let how = match res.status {
                 MipStatus::Optimal if tier.exact => "proven",
                 _ if done && ceiling.is_some_and(|c| value.is_some_and(|v| c < v + 0.999)) => {
@@ -820,7 +828,7 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
     let mut best_key = key(inc);
     let mut best = None;
     for make in cands {
-        if Instant::now() >= until {
+        if Instant::now() >= until || cycle.cancel.is_cancelled() {
             break;
         }
         let mut c = make();
@@ -828,7 +836,7 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
             c = super::repair::reduce_evictions(cycle, &c);
         }
         if placed.iter().any(|&g| !c.is_placed(g)) {
-            if super::tuning::get().debug {
+            if cycle.diag.debug {
                 eprintln!(
                     "repack candidate: places {} of {}, evicts {}",
                     placed.iter().filter(|&&g| c.is_placed(g)).count(),
@@ -844,7 +852,7 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
         };
         model.drop_unneeded_evictions_in(cycle, mip, &mut w);
         let k = key(&w);
-        if super::tuning::get().debug {
+        if cycle.diag.debug {
             eprintln!("repack candidate: {k:?} vs {best_key:?}");
         }
         // Integer-valued tiers: better means by at least one unit at the first difference.
@@ -866,6 +874,22 @@ fn fill_elastic_values(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, v: &
     super::milp::verify_rows(mip, &w)
 }
 
+/// Waits for the worker's end signal until `stop_waiting` or a cancel, whichever comes
+/// first; true if the worker finished.
+fn wait_for_worker(rx: &mpsc::Receiver<()>, stop_waiting: Instant, cancel: &crate::options::CancelHandle) -> bool {
+    // Polled in short slices: a cancel is seen within one slice.
+    const SLICE: Duration = Duration::from_millis(10);
+    loop {
+        let left = stop_waiting.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(SLICE)) {
+            Ok(()) => return true,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            Err(mpsc::RecvTimeoutError::Timeout) if left <= SLICE || cancel.is_cancelled() => return false,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
 /// |bound - incumbent| relative to the larger of the two (a maximization), in [0, 1].
 fn relative_gap(bound: f64, incumbent: f64) -> f64 {
     if !bound.is_finite() || !incumbent.is_finite() {
@@ -875,17 +899,17 @@ fn relative_gap(bound: f64, incumbent: f64) -> f64 {
     (diff / bound.abs().max(incumbent.abs()).max(1.0)).clamp(0.0, 1.0)
 }
 
-/// `solve --progress`: timestamped lines on standard error, or nothing.
-#[derive(Clone, Copy)]
+/// Progress lines (`solve --progress`), timestamped from the start of the solve, or nothing.
+#[derive(Clone)]
 struct Say {
-    on: bool,
+    sink: Option<crate::options::ProgressSink>,
     start: Instant,
 }
 
 impl Say {
     fn line(&self, msg: std::fmt::Arguments) {
-        if self.on {
-            eprintln!("tessera: [{} ms] {msg}", self.start.elapsed().as_millis());
+        if let Some(sink) = &self.sink {
+            sink.say(&format!("[{} ms] {msg}", self.start.elapsed().as_millis()));
         }
     }
 }

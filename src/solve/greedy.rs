@@ -23,7 +23,7 @@ impl Solver for FirstFitDecreasing {
     fn describe(&self) -> &'static str {
         "first-fit decreasing: groups by priority then size, all-or-nothing, pods first fit on nodes in input order"
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let a = place_in_order(&cycle, &ffd_order(&cycle), None);

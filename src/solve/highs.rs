@@ -171,11 +171,14 @@ pub struct MipParams {
     pub live: Option<std::sync::Arc<LiveRun>>,
     /// Set by another thread to interrupt the solve (checked with the deadline).
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The caller's cancel flag: when set, the run is interrupted and `stop` (if any) is
+    /// set too, so that whatever else watches `stop` ends with it.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Branch-and-bound node limit (`mip_max_nodes`): a work limit that, unlike a time
     /// limit, gives the same answer on every run.
     pub max_nodes: Option<i64>,
-    /// HiGHS presolve (on unless `TESSERA_PRESOLVE_OFF`).
-    pub presolve: bool,
+    /// Diagnostic switches for HiGHS (log, presolve, heuristics, extra options).
+    pub switches: HighsSwitches,
     /// For an integer-valued objective: look only for solutions better than the start
     /// by at least 1 (HiGHS's `objective_bound` cutoff). HiGHS then prunes and fixes
     /// columns by reduced cost against the start's value from its first node, where it
@@ -193,9 +196,39 @@ impl MipParams {
             abs_gap,
             live: None,
             stop: None,
+            cancel: None,
             max_nodes: None,
-            presolve: !super::tuning::get().presolve_off,
+            switches: HighsSwitches::default(),
             beat_start: false,
+        }
+    }
+
+    /// The same, with the HiGHS switches of `diag`.
+    pub fn with(mut self, diag: &crate::options::Diagnostics) -> MipParams {
+        self.switches = HighsSwitches::of(diag);
+        self
+    }
+}
+
+/// The diagnostic switches that reach HiGHS itself.
+#[derive(Clone, Debug, Default)]
+pub struct HighsSwitches {
+    pub log: bool,
+    pub presolve_off: bool,
+    pub heuristic_effort: Option<f64>,
+    /// Hand the start to HiGHS as a MIP start (off by default, see [`solve`]).
+    pub mip_start: bool,
+    pub options: Vec<(String, String)>,
+}
+
+impl HighsSwitches {
+    pub fn of(diag: &crate::options::Diagnostics) -> HighsSwitches {
+        HighsSwitches {
+            log: diag.highs_log,
+            presolve_off: diag.presolve_off,
+            heuristic_effort: diag.heuristic_effort,
+            mip_start: diag.mip_start,
+            options: diag.highs_options.clone(),
         }
     }
 }
@@ -261,6 +294,7 @@ struct CallbackState<'a> {
     num_cols: usize,
     live: Option<std::sync::Arc<LiveRun>>,
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The objective, to tell when an improving solution meets the live ceiling.
     cost: &'a [f64],
 }
@@ -316,7 +350,13 @@ extern "C" fn interrupt_cb(
         // HiGHS ignores (and asserts against) an interrupt from this callback.
         return;
     }
-    let stopped = state.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    let cancelled = state.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
+    if cancelled {
+        if let Some(stop) = &state.stop {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    let stopped = cancelled || state.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
     if (stopped || Instant::now() >= state.deadline) && !data_in.is_null() {
         unsafe { (*data_in).user_interrupt = 1 };
     }
@@ -364,7 +404,9 @@ fn info_i64(h: *mut c_void, name: &str) -> i64 {
 pub fn relaxation(mip: &Mip, deadline: Instant) -> Option<(f64, Vec<f64>)> {
     let mut lp = mip.clone();
     lp.col_integer.iter_mut().for_each(|i| *i = false);
-    let res = solve_detached(lp, MipParams { presolve: false, ..MipParams::until(deadline, 0.0, 0.0) });
+    let mut params = MipParams::until(deadline, 0.0, 0.0);
+    params.switches.presolve_off = true;
+    let res = solve_detached(lp, params);
     (res.status == MipStatus::Optimal && res.objective.is_finite() && res.values.len() == mip.num_cols())
         .then_some((res.objective, res.values))
 }
@@ -424,13 +466,20 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
     let state =
-        CallbackState { deadline: params.deadline, num_cols: n, live: params.live.clone(), stop: params.stop.clone(), cost: &mip.col_cost };
+        CallbackState {
+            deadline: params.deadline,
+            num_cols: n,
+            live: params.live.clone(),
+            stop: params.stop.clone(),
+            cancel: params.cancel.clone(),
+            cost: &mip.col_cost,
+        };
     unsafe {
         let h = Guard(Highs_create());
-        set_opt_bool(h.0, "output_flag", super::tuning::get().highs_log);
+        set_opt_bool(h.0, "output_flag", params.switches.log);
         set_opt_int(h.0, "threads", 1);
         set_opt_int(h.0, "random_seed", 0);
-        set_opt_str(h.0, "presolve", if params.presolve { "on" } else { "off" });
+        set_opt_str(h.0, "presolve", if params.switches.presolve_off { "off" } else { "on" });
         set_opt_f64(h.0, "time_limit", remaining.as_secs_f64());
         set_opt_f64(h.0, "mip_rel_gap", params.rel_gap);
         set_opt_f64(h.0, "mip_abs_gap", params.abs_gap);
@@ -443,10 +492,10 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         if let Some(v) = start_value {
             set_opt_f64(h.0, "objective_bound", -(v + 0.5));
         }
-        if let Some(v) = super::tuning::get().heuristic_effort {
+        if let Some(v) = params.switches.heuristic_effort {
             set_opt_f64(h.0, "mip_heuristic_effort", v);
         }
-        for (name, value) in &super::tuning::get().highs_options {
+        for (name, value) in &params.switches.options {
             if let (Ok(n), Ok(v)) = (CString::new(name.as_str()), CString::new(value.as_str())) {
                 Highs_setOptionValue(h.0, n.as_ptr(), v.as_ptr());
             }
@@ -476,8 +525,8 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         // the presolved space wrongly on a 6-column model (reported "Optimal" at 17
         // where 18 is feasible; found by the brute-force property test). Callers keep
         // their own incumbent and take HiGHS's answer only when it is better, so the
-        // start still bounds the result. TESSERA_HIGHS_MIP_START=1 re-enables it.
-        if let Some(s) = start.filter(|_| super::tuning::get().mip_start) {
+        // start still bounds the result. `Diagnostics::mip_start` re-enables it.
+        if let Some(s) = start.filter(|_| params.switches.mip_start) {
             Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null());
         }
         Highs_setCallback(h.0, Some(interrupt_cb), &state as *const CallbackState as *mut c_void);
@@ -553,7 +602,8 @@ mod tests {
         let live = std::sync::Arc::new(LiveRun::default());
         assert_eq!(live.incumbent(), None);
         let far = Instant::now() + std::time::Duration::from_secs(20);
-        let params = MipParams { live: Some(std::sync::Arc::clone(&live)), presolve: false, ..MipParams::until(far, 0.0, 0.0) };
+        let mut params = MipParams { live: Some(std::sync::Arc::clone(&live)), ..MipParams::until(far, 0.0, 0.0) };
+        params.switches.presolve_off = true;
         let res = solve(&knapsack(), None, &params);
         assert_eq!((res.status, res.objective), (MipStatus::Optimal, 7.0));
         let seen: Vec<f64> = live.incumbent().expect("an improving solution was reported").iter().map(|x| x.round()).collect();
@@ -579,7 +629,7 @@ mod tests {
             let params = MipParams {
                 live: Some(std::sync::Arc::clone(&live)),
                 stop: Some(std::sync::Arc::clone(&stop)),
-                presolve: false,
+                switches: HighsSwitches { presolve_off: true, ..Default::default() },
                 ..MipParams::until(far, 0.0, 0.0)
             };
             let res = solve(&knapsack(), None, &params);

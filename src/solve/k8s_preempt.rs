@@ -58,7 +58,7 @@ impl Solver for K8sPreemption {
     fn describe(&self) -> &'static str {
         "Kubernetes 1.36 workload preemption: groups by priority, first fit; a group that does not fit removes all lower-priority victims cluster-wide, is placed by first fit, then victims are reprieved greedily (highest priority first)"
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let run = preempt_in_order(&cycle);

@@ -102,11 +102,11 @@ pub fn search(
         let free: Vec<bool> = col_node.iter().map(|n| n.is_some()).collect();
         if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, (best_val + 0.5, &[])) {
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
-            let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999) };
+            let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999).with(&model.diag) };
             let res = highs::solve(&sub, None, &params);
             let better = strictly_better(mip, coefs, &best, best_val, &cols, &res.values);
             adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
-            if super::tuning::get().debug {
+            if model.diag.debug {
                 eprintln!("lns: fixed groups: {:?}, best {best_val}", res.status);
             }
         }
@@ -134,7 +134,7 @@ pub fn search(
     // 6.7): preempt-256 seeds 1-5 at 10 s, better on 5 of 5 (priority-1000 victims 20, 25,
     // 7, 23, 53 -> 5, 4, 7, 15, 11). Not in a tier of one level, where every eviction costs
     // the same: there no measurement showed a difference beyond run-to-run variation.
-    let costly_tier = eviction_tier && coefs.iter().any(|&(_, a)| (a - coefs[0].1).abs() > 1e-9) && !super::tuning::get().no_costly_blocks;
+    let costly_tier = eviction_tier && coefs.iter().any(|&(_, a)| (a - coefs[0].1).abs() > 1e-9) && !model.diag.no_costly_blocks;
     // After a round whose group moves found nothing, the rounds go on without them: on
     // flat clusters with preemption they rarely pay and take the blocks' time (measured,
     // models/cycle.md 6.7).
@@ -173,14 +173,14 @@ pub fn search(
             // devices), and the columns without a node (evictions, domains, slices).
             let free: Vec<bool> =
                 (0..col_node.len()).map(|c| col_node[c].is_none() || col_group[c].is_none_or(|h| moving.contains(&h))).collect();
-            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, deadline, stop) else {
+            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag) else {
                 continue;
             };
             solves += 1;
             improved |= adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
         }
         moves_pay &= improved;
-        if super::tuning::get().debug && (eviction_tier || placement_tier) {
+        if model.diag.debug && (eviction_tier || placement_tier) {
             eprintln!("lns: {solves} group moves: best {best_val}");
         }
         // First, blocks around the costliest evictions, each with the nodes that have the
@@ -201,7 +201,7 @@ pub fn search(
         }
         for (i, chunk) in costly.iter().map(|b| &b[..]).chain(order.chunks(block)).enumerate() {
             if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || out_of_patience(last_gain) {
-                if super::tuning::get().debug {
+                if model.diag.debug {
                     eprintln!(
                         "lns: stopped after {solves} sub-models in {} ms of this round, best {best_val}{}",
                         round_start.elapsed().as_millis(),
@@ -220,7 +220,7 @@ pub fn search(
                 in_block[n] = true;
             }
             let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
-            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, deadline, stop) else {
+            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag) else {
                 continue;
             };
             solves += 1;
@@ -232,7 +232,7 @@ pub fn search(
         if !costly.is_empty() {
             costly_pay &= costly_gain;
         }
-        if super::tuning::get().debug {
+        if model.diag.debug {
             eprintln!(
                 "lns: round with blocks of {block}: best {best_val}, {} ms left",
                 deadline.saturating_duration_since(Instant::now()).as_millis()
@@ -450,14 +450,14 @@ fn try_neighbourhood(
     free: &[bool],
     best: &[f64],
     best_val: f64,
-    deadline: Instant,
-    stop: &Arc<AtomicBool>,
+    (deadline, stop): (Instant, &Arc<AtomicBool>),
+    diag: &crate::options::Diagnostics,
 ) -> Option<Option<(Vec<f64>, f64)>> {
     let (sub, cols) = sub_model(mip, coefs, free, best, (best_val + 0.5, penalty))?;
     let params = MipParams {
         max_nodes: Some(SUB_NODES),
         stop: Some(Arc::clone(stop)),
-        ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999)
+        ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999).with(diag)
     };
     let res = highs::solve(&sub, None, &params);
     Some(strictly_better(mip, coefs, best, best_val, &cols, &res.values))

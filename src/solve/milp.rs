@@ -92,6 +92,10 @@ pub struct CycleModel {
     /// (node, row): the rows that bound what fits on a node (plain resources, pooled and
     /// per-device rows), for the search's measure of room (lns.rs `costly_blocks`).
     capacity_rows: Vec<(NodeId, usize)>,
+    /// Diagnostic switches of the solve the model was built for.
+    pub diag: std::sync::Arc<crate::options::Diagnostics>,
+    /// Largest magnitude of a merged tier ([`EXACT_MAGNITUDE`] unless a diagnostic says otherwise).
+    merge_limit: f64,
 }
 
 fn node_score(cycle: &Cycle, n: NodeId) -> f64 {
@@ -328,7 +332,7 @@ impl CycleModel {
                 // "Pooled rows"), so no per-device column is needed. Whole requests alone
                 // are the case S = {1000}: one row counting completely free devices.
                 let sizes = frac.iter().map(|&(t, _)| inst.tasks[t].requests[r]).chain((!whole.is_empty()).then_some(1000));
-                let poolable = dev_freed.iter().all(|v| v.is_empty()) && (frac.is_empty() || !super::tuning::get().no_pool);
+                let poolable = dev_freed.iter().all(|v| v.is_empty()) && (frac.is_empty() || !cycle.diag.no_pool);
                 if let Some(chain) = poolable.then(|| divisible_chain(sizes)).flatten() {
                     for s in chain {
                         let e: Vec<(usize, f64)> = frac
@@ -483,7 +487,8 @@ impl CycleModel {
             components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
         }
         let task_group = inst.tasks.iter().map(|t| t.group).collect();
-        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, e_nodes, task_group, gone, gmin_rows, capacity_rows }
+        let merge_limit = cycle.diag.magnitude.unwrap_or(EXACT_MAGNITUDE);
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, e_nodes, task_group, gone, gmin_rows, capacity_rows, merge_limit, diag: cycle.diag.clone() }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the
@@ -533,7 +538,7 @@ impl CycleModel {
                 t[0].exact == c.exact && t[0].name.split('@').next() == c.name.split('@').next() && {
                     let mut trial = t.clone();
                     trial.push(c);
-                    magnitude(&trial) <= super::tuning::get().magnitude.unwrap_or(EXACT_MAGNITUDE)
+                    magnitude(&trial) <= self.merge_limit
                 }
             });
             if fits {

@@ -1,71 +1,49 @@
 //! Solvers: the exact MILP solver and the heuristics, all behind [`Solver`].
 //!
 //! The placement model ([`crate::model::Instance`]) knows nothing of any solver; the
-//! backend is chosen at one point ([`solvers::by_name`]).
+//! backend is chosen at one point ([`solver_of`]).
 
 use crate::decision::Decision;
 use crate::model::{GroupId, Instance};
+use crate::options::{Options, SolverKind};
 use std::time::Duration;
 
-/// Settings of one solve; instance `options` fill what is left `None` here.
-#[derive(Clone, Debug, Default)]
-pub struct SolveConfig {
-    /// Wall-clock budget (hard deadline). Default: `options.timeLimit`, else 10 s.
-    pub time_limit: Option<Duration>,
-    /// Relative gap at which the exact solver may stop. Default: `options.relativeGap`, else 0.
-    pub relative_gap: Option<f64>,
-    /// Rayon threads for parallel phases (None = rayon's default). Never changes the answer.
-    pub threads: Option<usize>,
-    /// Force the topology decomposition on (`Some(true)`) or off; `None`: the rule of
-    /// `decompose::applies`. For tests and measurements.
-    pub decompose: Option<bool>,
-    /// Progress lines on standard error while the exact solver works (`solve --progress`):
-    /// the warm start, each tier's result, the deadline. Never changes the answer.
-    pub progress: bool,
-}
-
-impl SolveConfig {
-    pub fn time_limit(&self, inst: &Instance) -> Duration {
-        self.time_limit.or(inst.options.time_limit).unwrap_or(Duration::from_secs(10))
-    }
-    pub fn relative_gap(&self, inst: &Instance) -> f64 {
-        self.relative_gap.unwrap_or(inst.options.relative_gap)
-    }
-}
-
 /// One way of deciding a cycle. Every implementation returns a [`Decision`] that passes
-/// [`crate::check::check`].
-pub trait Solver: Send + Sync {
+/// [`crate::check()`].
+pub(crate) trait Solver: Send + Sync {
     /// Short name used on the command line (`--solver NAME`).
     fn name(&self) -> &'static str;
     /// One line on what it does and where its behaviour comes from.
     fn describe(&self) -> &'static str;
-    fn solve(&self, inst: &Instance, cfg: &SolveConfig) -> Decision;
+    fn solve(&self, inst: &Instance, opts: &Options) -> Decision;
 }
 
-pub mod solvers {
-    //! The registry of solvers.
-    use super::*;
-
-    /// All solvers, the exact one first.
-    pub fn all() -> Vec<Box<dyn Solver>> {
-        vec![
-            Box::new(super::exact::Exact),
-            Box::new(super::greedy::FirstFitDecreasing),
-            Box::new(super::k8s_preempt::K8sPreemption),
-            Box::new(super::heuristics::k8s_pod::K8sPod { most_allocated: false }),
-            Box::new(super::heuristics::k8s_pod::K8sPod { most_allocated: true }),
-            Box::new(super::heuristics::k8s_podgroup::K8sPodGroup),
-            Box::new(super::heuristics::kueue::Kueue { least_free: false }),
-            Box::new(super::heuristics::kueue::Kueue { least_free: true }),
-            Box::new(super::heuristics::yunikorn::YuniKorn { binpacking: false }),
-            Box::new(super::heuristics::yunikorn::YuniKorn { binpacking: true }),
-            Box::new(super::heuristics::bfd::BestFitDecreasing),
-        ]
-    }
-
-    pub fn by_name(name: &str) -> Option<Box<dyn Solver>> {
-        all().into_iter().find(|s| s.name() == name)
+/// The one point where a [`SolverKind`] becomes its implementation.
+pub(crate) fn solver_of(kind: SolverKind) -> &'static dyn Solver {
+    use heuristics::{bfd, k8s_pod, k8s_podgroup, kueue, yunikorn};
+    static EXACT: exact::Exact = exact::Exact;
+    static FFD: greedy::FirstFitDecreasing = greedy::FirstFitDecreasing;
+    static K8S_PREEMPT: k8s_preempt::K8sPreemption = k8s_preempt::K8sPreemption;
+    static K8S_POD: k8s_pod::K8sPod = k8s_pod::K8sPod { most_allocated: false };
+    static K8S_POD_MOST: k8s_pod::K8sPod = k8s_pod::K8sPod { most_allocated: true };
+    static K8S_PODGROUP: k8s_podgroup::K8sPodGroup = k8s_podgroup::K8sPodGroup;
+    static KUEUE_BEST: kueue::Kueue = kueue::Kueue { least_free: false };
+    static KUEUE_LEAST: kueue::Kueue = kueue::Kueue { least_free: true };
+    static YK_FAIR: yunikorn::YuniKorn = yunikorn::YuniKorn { binpacking: false };
+    static YK_BIN: yunikorn::YuniKorn = yunikorn::YuniKorn { binpacking: true };
+    static BFD: bfd::BestFitDecreasing = bfd::BestFitDecreasing;
+    match kind {
+        SolverKind::Exact => &EXACT,
+        SolverKind::Ffd => &FFD,
+        SolverKind::K8sPreempt => &K8S_PREEMPT,
+        SolverKind::K8sPod => &K8S_POD,
+        SolverKind::K8sPodMostAllocated => &K8S_POD_MOST,
+        SolverKind::K8sPodGroup => &K8S_PODGROUP,
+        SolverKind::KueueBestFit => &KUEUE_BEST,
+        SolverKind::KueueLeastFree => &KUEUE_LEAST,
+        SolverKind::YuniKornFair => &YK_FAIR,
+        SolverKind::YuniKornBinpacking => &YK_BIN,
+        SolverKind::Bfd => &BFD,
     }
 }
 
@@ -85,13 +63,12 @@ mod milp;
 mod quota;
 mod repair;
 mod topology;
-mod tuning;
 
 /// The cycle MILP of an instance in CPLEX LP format with the objective of tier `tier`
 /// (1-based; `models/*.lp` show tier 1) and one floor row per earlier tier at its value
 /// in `fixed` (a decision's `stats.tierValues`). That is the model the exact solver hands
 /// HiGHS for the tier, less what it adds while solving (the cutoff, and with
-/// `TESSERA_CUT=1` / `TESSERA_MIN_PODS=1` the term-1 cut and group minimums as equalities;
+/// `Diagnostics::cut` / `Diagnostics::min_pods` the term-1 cut and group minimums as equalities;
 /// models/cycle.md 6.1), so a hard tier can be replayed in another solver.
 pub fn export_lp(inst: &Instance, tier: usize, fixed: &[f64]) -> Result<String, String> {
     let (header, mip) = tier_model(inst, tier, fixed)?;

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tessera::decision::{Decision, PlacedRow, Placement, Status};
-use tessera::{check, solvers, Instance, SolveConfig};
+use tessera::{Instance, Options, SolverKind, check};
 
 /// A gang that overflows its only node by one byte (10 000 000 001 + 10 000 000 003 >
 /// 20 000 000 003): a capacity row HiGHS sees scaled, where one byte is inside its
@@ -30,8 +30,8 @@ pub fn parse(yaml: &str) -> Instance {
 }
 
 pub fn run(solver: &str, inst: &Instance) -> Decision {
-    let cfg = SolveConfig { time_limit: Some(Duration::from_secs(60)), ..Default::default() };
-    solvers::by_name(solver).unwrap_or_else(|| panic!("no solver {solver:?}")).solve(inst, &cfg)
+    let cfg = Options { time_limit: Some(Duration::from_secs(60)), ..Default::default() };
+    SolverKind::from_name(solver).unwrap_or_else(|| panic!("no solver {solver:?}")).solve(inst, &cfg)
 }
 
 pub fn rows(want: &[(i64, i64, i64)]) -> Vec<PlacedRow> {

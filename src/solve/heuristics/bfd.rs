@@ -31,7 +31,7 @@ impl Solver for BestFitDecreasing {
     fn describe(&self) -> &'static str {
         "best-fit decreasing: groups by priority then size, all-or-nothing, each pod on the feasible node with the least normalized capacity left"
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let a = run(&cycle);

@@ -56,7 +56,7 @@ impl Solver for K8sPod {
             "kube-scheduler pod by pod (priority, FIFO), NodeResourcesFit LeastAllocated (default); 1.35 gang via a Permit barrier (partial gangs hold capacity until the queue is drained, then are released)"
         }
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let rule = if self.most_allocated { NodeRule::MostAllocated } else { NodeRule::LeastAllocated };

@@ -43,7 +43,7 @@ impl Solver for K8sPodGroup {
     fn describe(&self) -> &'static str {
         "kube-scheduler 1.36 pod-group cycle: groups by priority/FIFO, pods in a fixed order (LeastAllocated) on one snapshot, all-or-nothing; one placement per required topology value, scored by MostAllocated + pods placed; no preemption"
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let a = run(&cycle);

@@ -53,7 +53,7 @@ impl Solver for Kueue {
             "Kueue TAS BestFit: one workload at a time by priority/FIFO; required: the tightest domain that fits; preferred: fewest domains by decreasing free capacity, last one best fit; no topology: first fit"
         }
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let a = run(&cycle, self.least_free);

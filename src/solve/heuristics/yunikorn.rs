@@ -50,7 +50,7 @@ impl Solver for YuniKorn {
             "YuniKorn: apps by priority then FIFO, gang via placeholders pod by pod (partial ones held to the end of the cycle, then released), node sort fair (most available first)"
         }
     }
-    fn solve(&self, inst: &Instance, _cfg: &SolveConfig) -> Decision {
+    fn solve(&self, inst: &Instance, _opts: &Options) -> Decision {
         let start = std::time::Instant::now();
         let cycle = Cycle::new(inst);
         let rule = if self.binpacking { NodeRule::LeastAvailable } else { NodeRule::MostAvailable };
