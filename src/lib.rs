@@ -29,12 +29,14 @@
 //! assert!(tessera::check(&inst, &decision).is_valid());
 //! ```
 
+#[cfg(feature = "cli")]
 pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod decision;
 pub mod generate;
 pub mod model;
+#[cfg(feature = "cli")]
 mod plot;
 pub mod quantity;
 pub mod queues;
