@@ -1032,8 +1032,9 @@ pods:
             status: Status::Feasible,
             objective: Objective::default(),
             gap: 0.0,
+            bounds: None,
             placements,
-            unplaced: unplaced.iter().map(|g| Unplaced { pod_group: g.to_string(), reason: "no room".into() }).collect(),
+            unplaced: unplaced.iter().map(|g| Unplaced { pod_group: g.to_string(), reason_code: None, reason: "no room".into() }).collect(),
             evictions: evictions.iter().map(|(p, g)| Eviction { pod: p.to_string(), preemptor: g.to_string() }).collect(),
             stats: Default::default(),
         }
@@ -1208,7 +1209,7 @@ pods:
         assert_eq!(r.objective, main_objective());
 
         let mut d = main_valid();
-        d.unplaced.push(Unplaced { pod_group: "old".into(), reason: "done".into() });
+        d.unplaced.push(Unplaced { pod_group: "old".into(), reason_code: None, reason: "done".into() });
         let r = check(&i, &d);
         assert_only(&r, &[0]);
         assert_has(&r, 0, "group old is listed in unplaced but is not pending");
@@ -1218,7 +1219,7 @@ pods:
     fn rule0_placed_and_unplaced_coverage() {
         let i = inst(MAIN);
         let mut d = main_valid();
-        d.unplaced.push(Unplaced { pod_group: "batch".into(), reason: "oops".into() });
+        d.unplaced.push(Unplaced { pod_group: "batch".into(), reason_code: None, reason: "oops".into() });
         let r = check(&i, &d);
         assert_only(&r, &[0]);
         assert_has(&r, 0, "group batch is both placed and listed in unplaced");

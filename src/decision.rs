@@ -152,11 +152,100 @@ pub struct Placement {
     pub pods: Vec<PlacedPod>,
 }
 
+/// Why a pending group is left unplaced, from the closed list of the contract
+/// (instance-format.md, "Reason codes"): the first that holds. Schedulers act on the
+/// code, people read [`Unplaced::reason`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReasonCode {
+    /// Some task's pod fits no node even on an empty cluster view with no other pending group.
+    NoNodeFits,
+    /// With required topology, no domain of that level can hold the group's minimum even
+    /// with every preemptible pod it may evict removed.
+    TopologyDomainTooSmall,
+    /// Its queue rejects it (FAIR leaf, or its minimum above a queue's max).
+    QueueRejected,
+    /// Its minimum exceeds what its queue (or an ancestor) has left under `max` or
+    /// `maxapplications` in this decision.
+    QueueFull,
+    /// It fits only by evicting pods it may not evict.
+    NotAllowedToPreempt,
+    /// It fits alone, but not beside the groups of equal or higher priority placed here.
+    Outranked,
+    /// The deadline came before the solver proved it cannot be placed.
+    Budget,
+}
+
+impl ReasonCode {
+    /// The code as written in decisions (`no-node-fits`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::NoNodeFits => "no-node-fits",
+            ReasonCode::TopologyDomainTooSmall => "topology-domain-too-small",
+            ReasonCode::QueueRejected => "queue-rejected",
+            ReasonCode::QueueFull => "queue-full",
+            ReasonCode::NotAllowedToPreempt => "not-allowed-to-preempt",
+            ReasonCode::Outranked => "outranked",
+            ReasonCode::Budget => "budget",
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A pending group left unplaced, with its reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Unplaced {
     pub pod_group: String,
+    /// Always written by Tessera's solvers; optional on input (older decisions have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
     pub reason: String,
+}
+
+/// Bound of a maximized row of term 1: no valid decision with the same earlier rows
+/// places more groups at this level.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlacedBound {
+    pub priority: PriorityKey,
+    pub at_most: i64,
+}
+
+/// Bound of a minimized row of term 2: no valid decision with the same earlier rows
+/// evicts fewer pods at this level.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EvictedBound {
+    pub priority: i64,
+    pub at_least: i64,
+}
+
+/// Bound of a maximized row of term 3 (extra pods at a level of term 1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExtraBound {
+    pub priority: PriorityKey,
+    pub at_most: i64,
+}
+
+/// What the exact solver proved, row by row (instance-format.md, "Bounds"): a bound for
+/// every row of terms 1-3 up to and including the first row not proven, none after it.
+/// A proven row's bound equals its value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Bounds {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placed_by_priority: Vec<PlacedBound>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evicted_by_priority: Vec<EvictedBound>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_by_priority: Vec<ExtraBound>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +263,9 @@ pub struct Decision {
     pub objective: Objective,
     #[serde(default)]
     pub gap: f64,
+    /// Row bounds of the exact solver; heuristics give none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
     #[serde(default)]
     pub placements: Vec<Placement>,
     #[serde(default)]

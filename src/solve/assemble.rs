@@ -132,7 +132,7 @@ pub fn assemble_with(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, pr
             });
         } else {
             unplaced
-                .push(Unplaced { pod_group: grp.name.clone(), reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()) });
+                .push(Unplaced { pod_group: grp.name.clone(), reason_code: None, reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()) });
         }
     }
     let mut evictions = Vec::new();
@@ -149,6 +149,7 @@ pub fn assemble_with(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, pr
         status,
         objective: objective(inst, &cycle.victims, a),
         gap: if gap.is_finite() { gap } else { 0.0 },
+        bounds: None,
         placements,
         unplaced,
         evictions,

@@ -808,7 +808,7 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
         let grp = &inst.groups[g];
         if best.new_pods[gi] <= 0 {
             let reason = if rejected(inst, g) { "rejected: reference" } else { "reference" };
-            unplaced.push(Unplaced { pod_group: grp.name.clone(), reason: reason.into() });
+            unplaced.push(Unplaced { pod_group: grp.name.clone(), reason_code: None, reason: reason.into() });
             continue;
         }
         let mut pods = Vec::new();
@@ -858,6 +858,7 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
         status: tessera::Status::Optimal,
         objective: Objective::default(),
         gap: 0.0,
+        bounds: None,
         placements,
         unplaced,
         evictions,

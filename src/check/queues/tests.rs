@@ -92,12 +92,13 @@ fn decide(inst: &Instance, placements: Vec<Placement>, evictions: &[(&str, &str)
         .pending_groups()
         .map(|g| inst.groups[g].name.clone())
         .filter(|n| !placements.iter().any(|p| &p.pod_group == n))
-        .map(|n| Unplaced { pod_group: n, reason: "no room".into() })
+        .map(|n| Unplaced { pod_group: n, reason_code: None, reason: "no room".into() })
         .collect();
     let mut d = Decision {
         status: Status::Feasible,
         objective: Objective::default(),
         gap: 0.0,
+        bounds: None,
         placements,
         unplaced,
         evictions: evictions.iter().map(|(p, g)| Eviction { pod: p.to_string(), preemptor: g.to_string() }).collect(),
