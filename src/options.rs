@@ -53,32 +53,14 @@ impl SolverKind {
         SolverKind::Bfd,
     ];
 
-    /// The name used on the command line (`--solver NAME`) and in decisions' `stats.solver`.
-    pub fn name(self) -> &'static str {
-        crate::solve::solver_of(self).name()
-    }
-
-    /// One line on what it does and where its behaviour comes from.
-    pub fn describe(self) -> &'static str {
-        crate::solve::solver_of(self).describe()
-    }
-
-    /// The solver of that name, if any.
-    pub fn from_name(name: &str) -> Option<SolverKind> {
-        SolverKind::ALL.iter().copied().find(|k| k.name() == name)
-    }
-
-    /// Decides `inst` with this solver (whatever `opts.solver` says); [`crate::solve`]
-    /// is `opts.solver.solve(inst, opts)`.
-    pub fn solve(self, inst: &crate::Instance, opts: &Options) -> crate::Decision {
-        crate::solve::solver_of(self).solve(inst, opts)
-    }
-
     /// Whether decisions of this solver carry proofs and bounds.
     pub fn is_exact(self) -> bool {
         self == SolverKind::Exact
     }
 }
+
+// `name`, `describe`, `from_name` and `solve` are in `crate::solvers`, where each kind
+// meets its implementation.
 
 impl fmt::Display for SolverKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

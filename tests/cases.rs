@@ -18,8 +18,8 @@
 mod common;
 
 use common::*;
-use tessera::decision::{Decision, Status};
-use tessera::{Instance, check};
+use tessera::wire::decision::{Decision, Status};
+use tessera::{check, Instance};
 // ---------------------------------------------------------------------------------------
 // Gangs
 // ---------------------------------------------------------------------------------------
@@ -1249,7 +1249,7 @@ pods:
 "#
         );
         let inst = parse(&yaml);
-        let hand: Decision = tessera::spec::from_text(&format!(
+        let hand: Decision = tessera::wire::from_text(&format!(
             r#"
 status: Optimal
 objective:
@@ -1489,7 +1489,7 @@ fn validator_rejects_hand_broken_decisions() {
     ];
     for (name, inst_yaml, decision_yaml, rule) in table {
         let inst = parse(&inst_yaml);
-        let d: Decision = tessera::spec::from_text(&format!("status: Feasible\n{decision_yaml}\n"))
+        let d: Decision = tessera::wire::from_text(&format!("status: Feasible\n{decision_yaml}\n"))
             .unwrap_or_else(|e| panic!("{name}: decision does not parse: {e}"));
         let report = check::check(&inst, &d);
         let prefix = format!("rule {rule}:");

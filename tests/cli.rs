@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use tessera::decision::{Decision, PlacedRow, Status};
+use tessera::wire::decision::{Decision, PlacedRow, Status};
 use tessera::Instance;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
@@ -50,7 +50,7 @@ fn s(p: &Path) -> &str {
 }
 
 fn parse_decision(text: &str) -> Decision {
-    tessera::spec::from_text(text).unwrap_or_else(|e| panic!("decision does not parse back: {e}\n{text}"))
+    tessera::wire::from_text(text).unwrap_or_else(|e| panic!("decision does not parse back: {e}\n{text}"))
 }
 
 /// quickstart.yaml's hand-computed objective (see tests/instances.rs for the arithmetic):

@@ -5,9 +5,10 @@
 
 use std::cmp::Ordering;
 
-use tessera::decision::Decision;
-use tessera::spec::OptionsDoc;
-use tessera::{Instance, Options, SolverKind, Status, check, generate};
+use tessera::tooling::generate;
+use tessera::wire::decision::Decision;
+use tessera::wire::OptionsDoc;
+use tessera::{check, Instance, Options, SolverKind, Status};
 
 const HEURISTICS: &[&str] = &[
     "ffd",

@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use tessera::decision::{Decision, Objective};
-use tessera::spec::*;
+use tessera::wire::decision::{Decision, Objective};
+use tessera::wire::*;
 use tessera::{Instance, Options, Status};
 
 // ---------------------------------------------------------------------------------------
@@ -196,7 +196,16 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
             } else {
                 None
             };
-            g.tasks.push(TaskDoc { name: format!("t{ti}"), count, min_count, requests, node_selector, tolerations, slice, node_affinity: None });
+            g.tasks.push(TaskDoc {
+                name: format!("t{ti}"),
+                count,
+                min_count,
+                requests,
+                node_selector,
+                tolerations,
+                slice,
+                node_affinity: None,
+            });
         }
         if gang && rng.pct(25) {
             g.min_count = Some(rng.below(sum as u64 + 2) as i64);
@@ -632,11 +641,14 @@ fn objective(rows: &[(i64, i64, i64)], extra: &[(i64, i64)]) -> Objective {
     Objective {
         placed_by_priority: rows
             .iter()
-            .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority: priority.into(), placed, pending })
+            .map(|&(priority, placed, pending)| tessera::wire::decision::PlacedRow { priority: priority.into(), placed, pending })
             .collect(),
         evicted_by_priority: vec![],
         extra_pods: extra.iter().map(|e| e.1).sum(),
-        extra_by_priority: extra.iter().map(|&(priority, pods)| tessera::decision::ExtraRow { priority: priority.into(), pods }).collect(),
+        extra_by_priority: extra
+            .iter()
+            .map(|&(priority, pods)| tessera::wire::decision::ExtraRow { priority: priority.into(), pods })
+            .collect(),
     }
 }
 
@@ -700,7 +712,7 @@ pods: [{name: p0, node: n0, requests: {cpu: "1"}}]
 }
 
 fn with_evictions(mut o: Objective, rows: &[(i64, i64)]) -> Objective {
-    o.evicted_by_priority = rows.iter().map(|&(priority, pods)| tessera::decision::EvictedRow { priority, pods }).collect();
+    o.evicted_by_priority = rows.iter().map(|&(priority, pods)| tessera::wire::decision::EvictedRow { priority, pods }).collect();
     o
 }
 
@@ -1032,7 +1044,7 @@ const QUEUE_CASES: u64 = 300;
 
 /// The `tiny-queues` instance of `seed`, and its YAML.
 fn gen_queues(seed: u64) -> (InstanceDoc, Instance, String) {
-    let doc = tessera::generate::generate("tiny-queues", seed).unwrap();
+    let doc = tessera::tooling::generate::generate("tiny-queues", seed).unwrap();
     let inst = Instance::from_doc(&doc).unwrap_or_else(|e| panic!("tiny-queues seed {seed}: {e}"));
     let yaml = serde_yaml_ng::to_string(&doc).unwrap();
     (doc, inst, yaml)
@@ -1113,12 +1125,13 @@ fn queues_reference_optimum_passes_check_and_class_covers_rules() {
         }
         let qs = inst.queues.as_ref().expect("tiny-queues has queues");
         cov.rejected_gangs += inst.pending_groups().any(|g| reference::rejected(&inst, g)) as usize;
-        cov.fair_leaf += qs.tree.queues.iter().any(|q| q.sort_policy == tessera::queues::SortPolicy::Fair) as usize;
+        cov.fair_leaf += qs.tree.queues.iter().any(|q| q.sort_policy == tessera::model::queues::SortPolicy::Fair) as usize;
         cov.maxapps += qs.tree.queues.iter().any(|q| q.max_applications.is_some()) as usize;
         cov.guaranteed += qs.guaranteed.iter().any(|g| !g.is_empty()) as usize;
         cov.yunikorn += inst.options.yunikorn_preemption as usize;
         cov.fence_or_disabled +=
-            qs.tree.queues.iter().any(|q| q.preemption_policy.is_some_and(|p| p != tessera::queues::PreemptionPolicy::Default)) as usize;
+            qs.tree.queues.iter().any(|q| q.preemption_policy.is_some_and(|p| p != tessera::model::queues::PreemptionPolicy::Default))
+                as usize;
         cov.key_levels += r.objective.placed_by_priority.iter().any(|row| row.priority.0.len() > 1) as usize;
         cov.evicting += !r.best_evicted.is_empty() as usize;
         cov.yunikorn_evicting += (inst.options.yunikorn_preemption && !r.best_evicted.is_empty()) as usize;

@@ -4,8 +4,8 @@
 //! that fixes its answer; every decision (exact and every heuristic) must pass `check`.
 
 use std::time::Duration;
-use tessera::decision::{Decision, PriorityKey, Status};
-use tessera::{Instance, Options, SolverKind, check};
+use tessera::wire::decision::{Decision, PriorityKey, Status};
+use tessera::{check, Instance, Options, SolverKind};
 
 mod common;
 use common::parse;
@@ -298,7 +298,7 @@ podGroups:
     // Written as a list, and read back as the same key.
     let json: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
     assert_eq!(json["objective"]["placedByPriority"][0]["priority"], serde_json::json!([10, 5]));
-    let back: Decision = tessera::spec::from_text(&d.to_yaml()).unwrap();
+    let back: Decision = tessera::wire::from_text(&d.to_yaml()).unwrap();
     assert_eq!(back.objective, d.objective);
 }
 
@@ -324,7 +324,7 @@ fn multi_tenant_example_through_the_cli() {
         .output()
         .unwrap();
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
-    let d: Decision = tessera::spec::from_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let d: Decision = tessera::wire::from_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let _ = std::fs::remove_file(&out);
     assert_eq!(d.status, Status::Optimal);
     assert_eq!(placed(&d), vec!["etl-1", "etl-2", "sys-agent", "train-a"]);

@@ -244,8 +244,8 @@ impl Tally {
 /// skipped by the randomized loops (they would kill the whole test binary) and exercised in
 /// a child process by `huge_shared_device_count_does_not_abort`, which fails until fixed.
 fn would_abort(text: &str) -> bool {
-    use tessera::quantity::{parse, Scale};
-    use tessera::spec::{from_text, InstanceDoc};
+    use tessera::wire::quantity::{parse, Scale};
+    use tessera::wire::{from_text, InstanceDoc};
     let doc = match panic::catch_unwind(|| from_text::<InstanceDoc>(text)) {
         Ok(Ok(doc)) => doc,
         _ => return false,

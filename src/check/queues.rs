@@ -7,9 +7,9 @@
 //! of `Queues::rejection`.
 
 use super::{qty, Placements, Violation};
+use crate::model::queues::{PreemptionPolicy, QueueId, SortPolicy};
+use crate::model::Queues;
 use crate::model::{GroupId, Instance, PodId, Policy, ResourceId};
-use crate::queues::{PreemptionPolicy, QueueId, SortPolicy};
-use crate::quotas::Queues;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the queues hold after the decision, for rule 7 and for the "needed" test of

@@ -45,9 +45,9 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use tessera::decision::{EvictedRow, ExtraRow, Objective, PlacedRow};
+use tessera::model::queues::{PreemptionPolicy, SortPolicy};
 use tessera::model::{BoundPod, DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS};
-use tessera::queues::{PreemptionPolicy, SortPolicy};
+use tessera::wire::decision::{EvictedRow, ExtraRow, Objective, PlacedRow};
 
 /// How term 3 (extra pods) is optimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -770,7 +770,7 @@ impl<'a> Search<'a> {
 /// ids packed per node, each eviction named after the highest-priority placed group that
 /// may preempt it and has new pods on its node.
 fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decision {
-    use tessera::decision::{Eviction, PlacedPod, Placement, Unplaced};
+    use tessera::wire::decision::{Eviction, PlacedPod, Placement, Unplaced};
     let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
     let nn = inst.nodes.len();
     // Device ids per (task, node): the i-th pod of task t on node n gets ids[t][n][i].

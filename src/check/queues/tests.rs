@@ -2,8 +2,8 @@
 //! expected number below is computed by hand from the tree and the bound pods.
 
 use super::super::{check, Report};
-use crate::decision::{Decision, Eviction, Objective, PlacedPod, Placement, Status, Unplaced};
 use crate::model::Instance;
+use crate::wire::decision::{Decision, Eviction, Objective, PlacedPod, Placement, Status, Unplaced};
 use std::collections::BTreeMap;
 
 /// Three 4-cpu nodes. Bound: n1 ra-0 (root.prod.a), rc-0 (root.dev.c); n2 rb-0

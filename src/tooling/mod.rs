@@ -1,0 +1,12 @@
+//! Tooling around the engine: instance generators, side-by-side comparison of solvers,
+//! benchmarks with their figures, and entry points for replaying the exact engine's
+//! models elsewhere.
+
+#[cfg(feature = "cli")]
+pub mod bench;
+pub mod compare;
+pub mod generate;
+#[cfg(feature = "cli")]
+mod plot;
+
+pub use crate::exact::diagnose::{export_lp, time_screening};
