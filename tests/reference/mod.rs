@@ -42,7 +42,8 @@
 //!   does not fit back on its node, or back into a `max`/`maxapplications` of its queues
 //!   next to the kept bound pods and the new pods of the groups that may preempt it.
 
-#![allow(dead_code)]
+// Per-resource vectors are indexed side by side, as in the model itself.
+#![allow(dead_code, clippy::needless_range_loop, clippy::type_complexity)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use tessera::model::queues::{PreemptionPolicy, SortPolicy};
@@ -207,7 +208,7 @@ pub fn assign_devices(used: &[i64], new: &[i64]) -> Option<Vec<Vec<usize>>> {
             fracs.push((r, i));
         }
     }
-    fracs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    fracs.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
     let mut choice = Vec::new();
     if !pack(&mut used, &fracs, &mut choice) {
         return None;
@@ -467,7 +468,7 @@ impl<'a> Search<'a> {
             }
             for (si, &r) in self.shared.iter().enumerate() {
                 if task.requests[r] > 0 {
-                    new_dev[si].extend(std::iter::repeat(task.requests[r]).take(c as usize));
+                    new_dev[si].extend(std::iter::repeat_n(task.requests[r], c as usize));
                 }
             }
         }
@@ -603,7 +604,7 @@ impl<'a> Search<'a> {
                 key[nl + l] -= 1;
             }
         }
-        if self.best.as_ref().map_or(true, |b| key > b.key) {
+        if self.best.as_ref().is_none_or(|b| key > b.key) {
             self.best =
                 Some(Best { key, new_pods: self.new_pods.clone(), evicted: self.evicted.clone(), task_node: self.task_node.clone() });
         }
@@ -733,7 +734,7 @@ impl<'a> Search<'a> {
                 continue;
             }
             let mut trial = self.new_dev[n][si].clone();
-            trial.extend(std::iter::repeat(req[r]).take(c as usize));
+            trial.extend(std::iter::repeat_n(req[r], c as usize));
             if !devices_fit(&self.bound_dev[n][si], &trial) {
                 return false;
             }
@@ -744,7 +745,7 @@ impl<'a> Search<'a> {
         self.task_node[t][n] += c;
         for (si, &r) in self.shared.iter().enumerate() {
             if req[r] > 0 {
-                self.new_dev[n][si].extend(std::iter::repeat(req[r]).take(c as usize));
+                self.new_dev[n][si].extend(std::iter::repeat_n(req[r], c as usize));
             }
         }
         true
