@@ -56,6 +56,10 @@ enum Command {
         /// Relative gap at which to stop (default: options.relativeGap, else 0 = prove optimal).
         #[arg(long)]
         gap: Option<f64>,
+        /// Deterministic budget in work units (default: options.workLimit, else none): the
+        /// same input then gives the same decision on any machine and thread count.
+        #[arg(long)]
+        work_limit: Option<u64>,
         /// Solver to use (see --list-solvers).
         #[arg(long, default_value = "exact")]
         solver: String,
@@ -221,7 +225,7 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), String> {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues, progress } => {
+        Command::Solve { instance, output, out, time_limit, gap, work_limit, solver, list_solvers, threads, queues, progress } => {
             if list_solvers {
                 for s in SolverKind::ALL {
                     println!("{:<10} {}", s.name(), s.describe());
@@ -246,6 +250,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 solver: kind,
                 time_limit,
                 relative_gap: gap,
+                work_limit,
                 threads,
                 progress: progress.then(ProgressSink::stderr),
                 diagnostics: Diagnostics::from_env(),

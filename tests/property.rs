@@ -592,7 +592,7 @@ fn decomposition_agrees_with_reference() {
         };
         n += 1;
         let report = tessera::check::check(&inst, &d);
-        let proven1 = d.stats.get("termsProven").and_then(|t| t.as_array()).is_some_and(|t| t.iter().any(|x| x == 1));
+        let proven1 = d.stats.terms_proven.as_ref().is_some_and(|t| t.contains(&1));
         let problem = if !report.violations.is_empty() {
             Some(format!("invalid: {:?}", report.violations))
         } else if d.objective.compare(&best) == std::cmp::Ordering::Greater {

@@ -286,7 +286,7 @@ pub(crate) fn finish(cycle: &Cycle, a: &Assignment, name: &str, start: std::time
     let mut a = a.clone();
     crate::engine::ledger::enforce(cycle, &mut a);
     let mut d = assemble(cycle, &a, Status::Feasible, f64::NAN);
-    d.stats.insert("solver".into(), name.into());
-    d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
+    d.stats.solver = Some(name.into());
+    d.stats.solve_millis = Some(start.elapsed().as_millis() as u64);
     d
 }

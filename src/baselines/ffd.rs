@@ -24,8 +24,8 @@ impl Solver for FirstFitDecreasing {
         let cycle = Cycle::new(inst);
         let a = place_in_order(&cycle, &ffd_order(&cycle), None);
         let mut d = assemble(&cycle, &a, Status::Feasible, f64::NAN);
-        d.stats.insert("solver".into(), "ffd".into());
-        d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
+        d.stats.solver = Some("ffd".into());
+        d.stats.solve_millis = Some(start.elapsed().as_millis() as u64);
         d
     }
 }

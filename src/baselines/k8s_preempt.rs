@@ -76,11 +76,11 @@ impl Solver for K8sPreemption {
                 };
             }
         }
-        d.stats.insert("solver".into(), "k8s-preempt".into());
-        d.stats.insert("preemptionAttempts".into(), run.attempts.into());
-        d.stats.insert("victimUnitsEvicted".into(), run.evicted.into());
-        d.stats.insert("victimUnitsReprieved".into(), run.reprieved.into());
-        d.stats.insert("solveMillis".into(), (start.elapsed().as_millis() as u64).into());
+        d.stats.solver = Some("k8s-preempt".into());
+        d.stats.preemption_attempts = Some(run.attempts);
+        d.stats.victim_units_evicted = Some(run.evicted);
+        d.stats.victim_units_reprieved = Some(run.reprieved);
+        d.stats.solve_millis = Some(start.elapsed().as_millis() as u64);
         d
     }
 }

@@ -52,6 +52,9 @@ pub struct Cycle<'a> {
     pub diag: std::sync::Arc<crate::options::Diagnostics>,
     /// The caller's cancel handle (never cancelled unless the caller set one).
     pub cancel: crate::options::CancelHandle,
+    /// `options.workLimit`: the node limit of every MILP run, whose time limits are then
+    /// only a safety net (deterministic mode); `None`: the wall clock bounds the phases.
+    pub work: Option<u64>,
 }
 
 /// Pods evicted together: one pod (`disruptionMode: Pod`), or every bound member of a
@@ -282,6 +285,7 @@ impl<'a> Cycle<'a> {
             max_allocatable: (0..inst.resources.len()).map(|r| inst.nodes.iter().map(|n| n.allocatable[r]).max().unwrap_or(0)).collect(),
             diag: Default::default(),
             cancel: Default::default(),
+            work: None,
         };
         // Eligibility of every (task, node) pair: independent checks, run in parallel;
         // collected in task order, so the result does not depend on the thread count.

@@ -154,7 +154,7 @@ fn term1_bound_within(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Insta
         all.push((yc, -(inst.min_new_pods(g) as f64)));
         mip.add_row(0.0, INF, all);
     }
-    let res = highs::solve(&mip, None, &MipParams::until(deadline, 0.0, 0.5).with(&cycle.diag));
+    let res = highs::solve(&mip, None, &MipParams::of_cycle(deadline, 0.0, 0.5, cycle));
     // Integer weights: the bound rounds down to an integer (with a little slack for
     // floating point, never below a true optimum).
     match res.status {

@@ -247,6 +247,7 @@ fn exact_alone(cycle: &Cycle, g: GroupId, l: usize, d: usize, deadline: Instant)
         max_allocatable: cycle.max_allocatable.clone(),
         diag: cycle.diag.clone(),
         cancel: cycle.cancel.clone(),
+        work: cycle.work,
     };
     let model = CycleModel::build(&sub);
     let mut mip = model.mip.clone();
@@ -254,7 +255,7 @@ fn exact_alone(cycle: &Cycle, g: GroupId, l: usize, d: usize, deadline: Instant)
     for &(c, _) in &coefs {
         mip.col_lower[c] = 1.0;
     }
-    let res = highs::solve(&mip, None, &MipParams::until(deadline, 0.0, 0.5).with(&cycle.diag));
+    let res = highs::solve(&mip, None, &MipParams::of_cycle(deadline, 0.0, 0.5, cycle));
     match res.status {
         MipStatus::Infeasible => Some(false),
         MipStatus::Optimal | MipStatus::Interrupted if model.verified(&res.values).is_some() => Some(true),

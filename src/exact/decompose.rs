@@ -292,7 +292,7 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
             continue;
         }
         by_hint = false;
-        let res = highs::solve_detached(mip.clone(), MipParams::until(deadline, 0.0, 0.5).with(&cycle.diag));
+        let res = highs::solve_detached(mip.clone(), MipParams::of_cycle(deadline, 0.0, 0.5, cycle));
         mip.rows.pop();
         if cycle.diag.debug {
             eprintln!(
@@ -340,8 +340,10 @@ pub fn solve_master(cycle: &Cycle, topo: &TopologyGraph, s: &Screening, hint: &A
                 mip.col_cost[y[g]] = 1.0;
             }
         }
-        let tie_deadline = deadline.min(Instant::now() + std::time::Duration::from_millis(500));
-        let res = highs::solve_detached(mip.clone(), MipParams::until(tie_deadline, 0.0, 0.5).with(&cycle.diag));
+        // A tie-break: half a second at most, unless the work limit bounds it instead.
+        let tie_deadline =
+            if cycle.work.is_some() { deadline } else { deadline.min(Instant::now() + std::time::Duration::from_millis(500)) };
+        let res = highs::solve_detached(mip.clone(), MipParams::of_cycle(tie_deadline, 0.0, 0.5, cycle));
         if matches!(res.status, MipStatus::Optimal | MipStatus::Interrupted) && res.values.len() == mip.num_cols() {
             best = Some(res.values);
         }

@@ -208,6 +208,15 @@ impl MipParams {
         self.switches = HighsSwitches::of(diag);
         self
     }
+
+    /// The settings of a run in the phases of one cycle: the HiGHS switches of its
+    /// diagnostics and, in deterministic mode, its work limit as the node limit.
+    pub fn of_cycle(deadline: Instant, rel_gap: f64, abs_gap: f64, cycle: &crate::engine::cycle::Cycle) -> MipParams {
+        MipParams {
+            max_nodes: cycle.work.map(|w| w.min(i64::MAX as u64) as i64),
+            ..MipParams::until(deadline, rel_gap, abs_gap).with(&cycle.diag)
+        }
+    }
 }
 
 /// The diagnostic switches that reach HiGHS itself.

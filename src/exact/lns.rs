@@ -58,6 +58,10 @@ pub struct Until<'a> {
     pub fixed_groups_first: bool,
     /// Give up once this long has passed since the start or the last improvement.
     pub patience: Option<Duration>,
+    /// Deterministic mode (`options.workLimit`): at most this many branch-and-bound nodes
+    /// over all sub-models, which then have no time limits of their own (the deadline
+    /// stays a safety net).
+    pub work: Option<u64>,
 }
 
 /// Improves `start` on `tier` of `mip` (maximize) until `stop`, the deadline, the
@@ -71,9 +75,10 @@ pub fn search(
     until: Until,
     on_better: &mut dyn FnMut(&[f64]),
 ) -> Option<Vec<f64>> {
-    let Until { deadline, stop, live, fixed_groups_first, patience } = until;
+    let Until { deadline, stop, live, fixed_groups_first, patience, work } = until;
     let coefs = &tier.coefs[..];
     let mut last_gain = Instant::now();
+    let mut budget = Budget { left: work };
     let out_of_patience = |last_gain: Instant| patience.is_some_and(|p| last_gain.elapsed() >= p);
     let col_node = model.column_nodes();
     // Neighbourhoods are drawn from the nodes the objective is about (elastic pods);
@@ -102,9 +107,14 @@ pub fn search(
         let free: Vec<bool> = col_node.iter().map(|n| n.is_some()).collect();
         if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, (best_val + 0.5, &[])) {
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
-            let params =
-                MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999).with(&model.diag) };
+            let until = if budget.left.is_some() { deadline } else { Instant::now() + half };
+            let params = MipParams {
+                stop: Some(Arc::clone(stop)),
+                max_nodes: budget.nodes(i64::MAX),
+                ..MipParams::until(until, 0.0, 0.999).with(&model.diag)
+            };
             let res = highs::solve(&sub, None, &params);
+            budget.spend(res.nodes);
             let better = strictly_better(mip, coefs, &best, best_val, &cols, &res.values);
             adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
             if model.diag.debug {
@@ -167,14 +177,21 @@ pub fn search(
             Vec::new()
         };
         for moving in movers {
-            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || live.bound() < best_val + 0.999 || out_of_patience(last_gain) {
+            if stop.load(Ordering::Relaxed)
+                || Instant::now() >= deadline
+                || live.bound() < best_val + 0.999
+                || out_of_patience(last_gain)
+                || budget.spent()
+            {
                 break;
             }
             // The group's pod columns everywhere, the node-wide device columns (whole
             // devices), and the columns without a node (evictions, domains, slices).
             let free: Vec<bool> =
                 (0..col_node.len()).map(|c| col_node[c].is_none() || col_group[c].is_none_or(|h| moving.contains(&h))).collect();
-            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag) else {
+            let Some(better) =
+                try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag, &mut budget)
+            else {
                 continue;
             };
             solves += 1;
@@ -201,7 +218,7 @@ pub fn search(
             order.swap(i, (rng % (i as u64 + 1)) as usize);
         }
         for (i, chunk) in costly.iter().map(|b| &b[..]).chain(order.chunks(block)).enumerate() {
-            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || out_of_patience(last_gain) {
+            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline || out_of_patience(last_gain) || budget.spent() {
                 if model.diag.debug {
                     eprintln!(
                         "lns: stopped after {solves} sub-models in {} ms of this round, best {best_val}{}",
@@ -221,7 +238,9 @@ pub fn search(
                 in_block[n] = true;
             }
             let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
-            let Some(better) = try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag) else {
+            let Some(better) =
+                try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag, &mut budget)
+            else {
                 continue;
             };
             solves += 1;
@@ -256,14 +275,14 @@ pub fn look_ahead(
     mip: &Mip,
     (held, next): (&Tier, &Tier),
     from: &[f64],
-    (deadline, stop): (Instant, &Arc<AtomicBool>),
+    (deadline, stop, work): (Instant, &Arc<AtomicBool>, Option<u64>),
     on_better: &mut dyn FnMut(&[f64]),
 ) -> Option<Vec<f64>> {
     let mut floored = mip.clone();
     floored.add_row(tier_value(&held.coefs, from).round() - 0.5, INF, held.coefs.clone());
     // No bound is known for `next` here (HiGHS is on `held`): the search runs until told.
     let no_bound = LiveRun::default();
-    let until = Until { deadline, stop, live: &no_bound, fixed_groups_first: false, patience: None };
+    let until = Until { deadline, stop, live: &no_bound, fixed_groups_first: false, patience: None, work };
     search(model, &floored, next, from, until, on_better)
 }
 
@@ -453,15 +472,42 @@ fn try_neighbourhood(
     best_val: f64,
     (deadline, stop): (Instant, &Arc<AtomicBool>),
     diag: &crate::options::Diagnostics,
+    budget: &mut Budget,
 ) -> Option<Option<(Vec<f64>, f64)>> {
     let (sub, cols) = sub_model(mip, coefs, free, best, (best_val + 0.5, penalty))?;
-    let params = MipParams {
-        max_nodes: Some(SUB_NODES),
-        stop: Some(Arc::clone(stop)),
-        ..MipParams::until(deadline.min(Instant::now() + SUB_TIME), 0.0, 0.999).with(diag)
-    };
+    // Deterministic mode: the node limit alone bounds the sub-solve.
+    let until = if budget.left.is_some() { deadline } else { deadline.min(Instant::now() + SUB_TIME) };
+    let params =
+        MipParams { max_nodes: budget.nodes(SUB_NODES), stop: Some(Arc::clone(stop)), ..MipParams::until(until, 0.0, 0.999).with(diag) };
     let res = highs::solve(&sub, None, &params);
+    budget.spend(res.nodes);
     Some(strictly_better(mip, coefs, best, best_val, &cols, &res.values))
+}
+
+/// Branch-and-bound nodes left to the search in deterministic mode (`None`: unlimited;
+/// the time limits bound it instead).
+struct Budget {
+    left: Option<u64>,
+}
+
+impl Budget {
+    /// The node limit for the next sub-solve: `cap`, within what is left.
+    fn nodes(&self, cap: i64) -> Option<i64> {
+        match self.left {
+            None if cap == i64::MAX => None,
+            None => Some(cap),
+            Some(left) => Some(cap.min(left.max(1) as i64)),
+        }
+    }
+    fn spend(&mut self, nodes: i64) {
+        if let Some(left) = self.left.as_mut() {
+            // A sub-solve that ends at its root still did work: one unit at least.
+            *left = left.saturating_sub(nodes.max(1) as u64);
+        }
+    }
+    fn spent(&self) -> bool {
+        self.left == Some(0)
+    }
 }
 
 /// Makes `better`, if any, the incumbent (and the search's result), and records when
@@ -604,7 +650,14 @@ mod tests {
             &mip,
             extra,
             &start,
-            Until { deadline: Instant::now() + Duration::from_secs(20), stop: &stop, live: &live, fixed_groups_first, patience },
+            Until {
+                deadline: Instant::now() + Duration::from_secs(20),
+                stop: &stop,
+                live: &live,
+                fixed_groups_first,
+                patience,
+                work: None,
+            },
             &mut |v| seen.push(tier_value(&extra.coefs, v)),
         )?;
         assert_eq!(tier_value(&extra.coefs, &best), 19.0, "improvements seen: {seen:?}");
@@ -692,6 +745,7 @@ mod tests {
             live: &live,
             fixed_groups_first: false,
             patience: None,
+            work: None,
         };
         search(model, mip, tier, start, until, &mut |_| {})
     }
@@ -746,7 +800,7 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut seen = Vec::new();
-        let found = look_ahead(&model, &model.mip, (placed, evicted), &start, (deadline, &stop), &mut |v| seen.push((p(v), e(v))))
+        let found = look_ahead(&model, &model.mip, (placed, evicted), &start, (deadline, &stop, None), &mut |v| seen.push((p(v), e(v))))
             .expect("the move to r2 is better");
         assert_eq!((p(&found), e(&found)), (p(&start), e(&best)), "seen: {seen:?}");
         assert!(seen.iter().all(|&(held, _)| held == p(&start)), "every published solution keeps g placed: {seen:?}");

@@ -21,10 +21,40 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// the 0.5 that separates integers.
 pub const EXACT_MAGNITUDE: f64 = 1.0e6;
 
+/// Which objective term a component belongs to (semantics.md, "The default objective").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Term {
+    /// Term 1: groups placed at one level (a rank).
+    Placed,
+    /// Term 2: pods evicted at one victim priority (as a negative count: maximized).
+    Evicted,
+    /// Term 3: pods beyond the minimums at one level (a rank).
+    Extra,
+    /// Term 4: `preferred` topology domains used (negative).
+    Preferred,
+    /// Term 4: MostAllocated packing score.
+    Packing,
+}
+
+impl Term {
+    /// The objective term number of semantics.md (1-4).
+    pub fn number(self) -> u8 {
+        match self {
+            Term::Placed => 1,
+            Term::Evicted => 2,
+            Term::Extra => 3,
+            Term::Preferred | Term::Packing => 4,
+        }
+    }
+}
+
 /// One lexicographic objective component (maximized, integer-valued).
 #[derive(Clone, Debug)]
 pub struct Component {
     pub name: String,
+    pub term: Term,
+    /// The level: a rank of term 1 (placed, extra) or a victim priority (evicted); 0 for term 4.
+    pub level: i64,
     pub coefs: Vec<(usize, f64)>,
     /// max - min over feasible solutions (an upper bound).
     pub range: f64,
@@ -32,11 +62,24 @@ pub struct Component {
     pub exact: bool,
 }
 
+/// Consecutive components of one term solved together as one weighted objective.
 #[derive(Clone, Debug)]
 pub struct Tier {
     pub names: Vec<String>,
+    pub term: Term,
+    /// Indices into [`CycleModel::components`], in lexicographic order.
+    pub components: Vec<usize>,
+    /// Per component: its weight in `coefs` (each unit outweighs all later components).
+    pub weights: Vec<f64>,
     pub coefs: Vec<(usize, f64)>,
     pub exact: bool,
+}
+
+impl Tier {
+    /// Every component of the tier is of term `t`.
+    pub fn is(&self, t: Term) -> bool {
+        self.term == t
+    }
 }
 
 /// Per (node, shared resource): the device-level columns.
@@ -433,6 +476,8 @@ impl CycleModel {
             let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].rank == p).collect();
             components.push(Component {
                 name: format!("placed@{}", inst.level_key(p)),
+                term: Term::Placed,
+                level: p,
                 coefs: gs.iter().map(|&g| (y[g].unwrap(), 1.0)).collect(),
                 range: gs.len() as f64,
                 exact: true,
@@ -453,7 +498,7 @@ impl CycleModel {
         }
         for (lvl, coefs) in victim_levels.into_iter().rev() {
             let range = coefs.iter().map(|&(_, k)| -k).sum();
-            components.push(Component { name: format!("evicted@{lvl}"), coefs, range, exact: true });
+            components.push(Component { name: format!("evicted@{lvl}"), term: Term::Evicted, level: lvl, coefs, range, exact: true });
         }
         for &p in &levels {
             let gs: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| inst.groups[g].rank == p).collect();
@@ -469,12 +514,20 @@ impl CycleModel {
                 range += (inst.max_new_pods(g) - inst.min_new_pods(g)).max(0) as f64;
             }
             if range > 0.0 {
-                components.push(Component { name: format!("extra@{}", inst.level_key(p)), coefs, range, exact: true });
+                components.push(Component {
+                    name: format!("extra@{}", inst.level_key(p)),
+                    term: Term::Extra,
+                    level: p,
+                    coefs,
+                    range,
+                    exact: true,
+                });
             }
         }
         let pref: Vec<(usize, f64)> = used.iter().flatten().map(|&(_, c)| (c, -1.0)).collect();
         if !pref.is_empty() {
-            components.push(Component { name: "preferred".into(), range: pref.len() as f64, coefs: pref, exact: false });
+            let range = pref.len() as f64;
+            components.push(Component { name: "preferred".into(), term: Term::Preferred, level: 0, range, coefs: pref, exact: false });
         }
         let mut pack = Vec::new();
         let mut pack_range = 0.0;
@@ -484,7 +537,14 @@ impl CycleModel {
             pack_range += s * mip.col_upper[c];
         }
         if !pack.is_empty() {
-            components.push(Component { name: "packing".into(), coefs: pack, range: pack_range, exact: false });
+            components.push(Component {
+                name: "packing".into(),
+                term: Term::Packing,
+                level: 0,
+                coefs: pack,
+                range: pack_range,
+                exact: false,
+            });
         }
         let task_group = inst.tasks.iter().map(|t| t.group).collect();
         let merge_limit = cycle.diag.magnitude.unwrap_or(EXACT_MAGNITUDE);
@@ -512,14 +572,13 @@ impl CycleModel {
     /// Term 1 alone as (group, weight) with its y column: weights that order the
     /// groups-placed counts lexicographically by priority level.
     pub fn term1_weights(&self, cycle: &Cycle) -> (Vec<(GroupId, f64)>, Vec<(usize, f64)>, f64) {
-        let placed: Vec<&Component> = self.components.iter().filter(|c| c.name.starts_with("placed@")).collect();
+        let placed: Vec<&Component> = self.components.iter().filter(|c| c.term == Term::Placed).collect();
         let w = weights(&placed);
         let mut by_group = Vec::new();
         let mut coefs = Vec::new();
         for &g in &cycle.pending {
             let yc = self.y[g].unwrap();
-            let lvl = format!("placed@{}", cycle.inst.level_key(cycle.inst.groups[g].rank));
-            if let Some(i) = placed.iter().position(|c| c.name == lvl) {
+            if let Some(i) = placed.iter().position(|c| c.level == cycle.inst.groups[g].rank) {
                 by_group.push((g, w[i]));
                 coefs.push((yc, w[i]));
             }
@@ -548,37 +607,41 @@ impl CycleModel {
 
     /// Groups components into tiers solved one after another.
     pub fn tiers(&self) -> Vec<Tier> {
-        let mut tiers: Vec<Vec<&Component>> = Vec::new();
-        for c in &self.components {
-            let fits = tiers.last().is_some_and(|t: &Vec<&Component>| {
+        let mut tiers: Vec<Vec<usize>> = Vec::new();
+        for (i, c) in self.components.iter().enumerate() {
+            let fits = tiers.last().is_some_and(|t: &Vec<usize>| {
                 // Only components of the same term share a tier: proving term 1 alone is
                 // quick, and mixing in term 3 made it hard (flat-256 measurements).
-                t[0].exact == c.exact && t[0].name.split('@').next() == c.name.split('@').next() && {
-                    let mut trial = t.clone();
-                    trial.push(c);
+                let first = &self.components[t[0]];
+                first.exact == c.exact && first.term == c.term && {
+                    let trial: Vec<&Component> = t.iter().chain([&i]).map(|&j| &self.components[j]).collect();
                     magnitude(&trial) <= self.merge_limit
                 }
             });
             if fits {
-                tiers.last_mut().unwrap().push(c);
+                tiers.last_mut().unwrap().push(i);
             } else {
-                tiers.push(vec![c]);
+                tiers.push(vec![i]);
             }
         }
         tiers
             .into_iter()
             .map(|t| {
-                let w = weights(&t);
+                let cs: Vec<&Component> = t.iter().map(|&j| &self.components[j]).collect();
+                let w = weights(&cs);
                 let mut coefs: BTreeMap<usize, f64> = BTreeMap::new();
-                for (c, wi) in t.iter().zip(&w) {
+                for (c, wi) in cs.iter().zip(&w) {
                     for &(col, v) in &c.coefs {
                         *coefs.entry(col).or_default() += v * wi;
                     }
                 }
                 Tier {
-                    names: t.iter().map(|c| c.name.clone()).collect(),
+                    names: cs.iter().map(|c| c.name.clone()).collect(),
+                    term: cs[0].term,
+                    components: t,
+                    weights: w,
                     coefs: coefs.into_iter().filter(|&(_, v)| v != 0.0).collect(),
-                    exact: t[0].exact,
+                    exact: cs[0].exact,
                 }
             })
             .collect()

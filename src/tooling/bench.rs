@@ -95,7 +95,7 @@ pub fn run(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn F
             } else {
                 row.gaps.push(de.gap);
             }
-            let term1_ms = de.stats.get("term1Millis").and_then(|v| v.as_u64());
+            let term1_ms = de.stats.term1_millis;
             if term1_proven(&de) {
                 row.term1_proven += 1;
                 row.term1_ms.extend(term1_ms.map(|ms| ms as f64));
@@ -525,5 +525,5 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
 
 /// Whether the exact solver settled term 1 (groups placed per priority level).
 fn term1_proven(d: &Decision) -> bool {
-    d.stats.get("termsProven").and_then(|v| v.as_array()).is_some_and(|a| a.iter().any(|x| x.as_i64() == Some(1)))
+    d.stats.terms_proven.as_ref().is_some_and(|t| t.contains(&1))
 }

@@ -272,9 +272,150 @@ pub struct Decision {
     pub unplaced: Vec<Unplaced>,
     #[serde(default)]
     pub evictions: Vec<Eviction>,
-    /// Free-form diagnostics (solve time, solver name, tiers, ...).
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub stats: IndexMap<String, serde_json::Value>,
+    /// Diagnostics: which solver, how long, what the exact engine proved and when.
+    #[serde(default, skip_serializing_if = "SolveStats::is_empty")]
+    pub stats: SolveStats,
+}
+
+/// The master's bound on one level of term 1 (topology decomposition).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MasterLevel {
+    pub priority: i64,
+    /// At most this many groups of the level can be placed.
+    pub placed: i64,
+    /// What settled the bound (the LP relaxation, the master MIP, the hint, ...).
+    pub settled_by: String,
+}
+
+/// What the look-ahead of the term-1 tier worked on: the next tier, with term 1 held.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LookAhead {
+    pub tier: String,
+    pub term1_held_at: f64,
+}
+
+/// Why a solve returned before it proved everything it set out to prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// The wall-clock budget ended.
+    Deadline,
+    /// The work limit (`options.workLimit`) was used up.
+    WorkLimit,
+    /// The caller cancelled the solve.
+    Cancelled,
+}
+
+/// Diagnostics of one solve, serialized as the decision's `stats` (camelCase keys; every
+/// field optional). Keys this version does not know (from other producers) are kept in
+/// `other`, so a decision round-trips unchanged.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SolveStats {
+    /// The solver's name (`SolverKind::name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solver: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solve_millis: Option<u64>,
+    /// Exact engine: columns and rows of the cycle MILP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// Exact engine: the tiers finished, in order, with when and at which value each was
+    /// fixed (what `export-lp --tier K --fix` takes to replay tier K).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier_millis: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier_values: Option<Vec<f64>>,
+    /// When term 1 was proven.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub term1_millis: Option<u64>,
+    /// The objective terms (1-3) proven optimal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terms_proven: Option<Vec<u8>>,
+    /// Topology decomposition, when used: its master's size, time and bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decomposition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_millis: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_columns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_rows: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_proven: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_bound: Option<Vec<MasterLevel>>,
+    /// Branch-and-bound nodes of all HiGHS runs of the tiers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mip_nodes: Option<i64>,
+    /// Topology screening: candidate (group, domain) pairs and their verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_domains: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates_infeasible: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates_unknown: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_sub_models: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_millis: Option<u64>,
+    /// The term-1 relaxation bound (weighted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub term1_bound: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look_ahead: Option<LookAhead>,
+    /// The warm start: groups it places, and where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_start_placed_groups: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_start: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unneeded_evictions_undone: Option<u64>,
+    /// Set when the wall-clock budget ended the solve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<String>,
+    /// Set when the solve stopped before proving all it set out to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<StopReason>,
+    /// Work units used (see `options.workLimit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<u64>,
+    /// `k8s-preempt`: groups that tried preemption, victim units evicted and reprieved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_attempts: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim_units_evicted: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim_units_reprieved: Option<u64>,
+    /// Keys of other producers, kept as they came.
+    #[serde(flatten)]
+    pub other: IndexMap<String, serde_json::Value>,
+}
+
+impl SolveStats {
+    /// Nothing recorded.
+    pub fn is_empty(&self) -> bool {
+        self == &SolveStats::default()
+    }
+
+    /// The same stats with everything that varies from run to run (timings) removed.
+    pub fn without_timings(&self) -> SolveStats {
+        SolveStats {
+            solve_millis: None,
+            tier_millis: None,
+            term1_millis: None,
+            master_millis: None,
+            screen_millis: None,
+            other: self.other.iter().filter(|(k, _)| !k.ends_with("Millis")).map(|(k, v)| (k.clone(), v.clone())).collect(),
+            ..self.clone()
+        }
+    }
 }
 
 impl Decision {
@@ -287,9 +428,7 @@ impl Decision {
     /// The decision with diagnostics that vary run to run (timings) removed: what
     /// determinism tests compare.
     pub fn without_timings(&self) -> Decision {
-        let mut d = self.clone();
-        d.stats.retain(|k, _| !k.ends_with("Millis"));
-        d
+        Decision { stats: self.stats.without_timings(), ..self.clone() }
     }
 }
 

@@ -62,15 +62,14 @@ pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &
             let ok = check::check(&inst, &d).violations.is_empty() && check::check(&inst, &df).violations.is_empty();
             invalid += !ok as usize;
             proven += (d.status == Status::Optimal) as usize;
-            let bound: Option<i64> =
-                d.stats.get("masterBound").and_then(|b| b.as_array()).map(|b| b.iter().map(|r| r["placed"].as_i64().unwrap_or(0)).sum());
+            let bound: Option<i64> = d.stats.master_bound.as_ref().map(|b| b.iter().map(|r| r.placed).sum());
             // The weighted gap hides a shortfall at the lowest level behind the weights of
             // the levels above; the gap in groups (all levels counted alike) does not.
             let group_gap = bound.map(|b| (b - placed(&d)) as f64 / b.max(1) as f64);
             under1 += (d.status == Status::Optimal || (d.gap < 0.01 && group_gap.is_some_and(|g| g < 0.01))) as usize;
             let bound = bound.map_or("-".to_string(), |b| b.to_string());
             let group_gap = group_gap.map_or("-".to_string(), |g| format!("{:.1} %", g * 100.0));
-            let terms = d.stats.get("termsProven").map(|t| t.to_string()).unwrap_or_default();
+            let terms = d.stats.terms_proven.as_ref().map(|t| format!("{t:?}").replace(' ', "")).unwrap_or_default();
             let line = format!(
                 "| {class} | {seed} | {} | {} | {ms:.0} | {:?} | {terms} | {:.2e} | {} / {bound} | {group_gap} | {} | {} | {m1:.0} | {m2:.0} | {:.2}x | {:.2} |",
                 inst.nodes.len(),
