@@ -101,7 +101,7 @@ pub fn check(inst: &Instance, d: &Decision) -> Report {
     check_devices(inst, &pl, &evicted, &mut v);
     check_gang(inst, &pl, &mut v);
     check_topology(inst, d, &pl, &evicted, &mut v);
-    check_needed(inst, &pl, &evicted, queue_use.as_ref(), &mut v);
+    check_needed(inst, &pl, &evictions, queue_use.as_ref(), &mut v);
     let objective = recompute_objective(inst, &pl, &evicted);
     // An Invalid decision carries no answer, so there is no objective to compare.
     if d.status != Status::Invalid {
@@ -318,6 +318,9 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
         if !pod.preemptible {
             v.push(Violation::new(6, format!("pod {} on node {node} is evicted but is not preemptible", pod.name)));
         }
+        if pod.releasing {
+            v.push(Violation::new(6, format!("pod {} on node {node} is evicted but is being released (never a victim)", pod.name)));
+        }
         if let Some(g) = pod.group {
             if pl.groups.contains_key(&g) {
                 v.push(Violation::new(
@@ -342,20 +345,6 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
                     "pod {} (priority {}) is evicted for group {} (priority {}): not strictly lower",
                     pod.name, pod.priority, pgrp.name, pgrp.priority
                 ),
-            ));
-        }
-        // The preemptor needs the freed capacity: it has a new pod on the victim's node,
-        // or (PodGroup disruption) on the node of another evicted member of the victim's group.
-        let mut nodes: BTreeSet<NodeId> = BTreeSet::from([pod.node]);
-        if let Some(g) = pod.group {
-            if inst.groups[g].disruption == DisruptionMode::PodGroup {
-                nodes.extend(inst.groups[g].bound.iter().filter(|m| evicted.contains_key(m)).map(|&m| inst.pods[m].node));
-            }
-        }
-        if !pl.pods.iter().any(|np| np.group == pg && nodes.contains(&np.node)) {
-            v.push(Violation::new(
-                6,
-                format!("pod {} on node {node} is evicted for group {}, which places no new pod on that node", pod.name, pgrp.name),
             ));
         }
     }
@@ -385,111 +374,180 @@ fn check_evictions(inst: &Instance, d: &Decision, pl: &Placements, v: &mut Vec<V
     evicted
 }
 
-/// Rule 6, "no eviction that is not needed": an eviction is unneeded when undoing it
-/// alone (for a `disruptionMode: PodGroup` victim, all its evicted bound members at once)
-/// keeps the decision valid. Undoing one only adds its pods back on their own nodes and
-/// devices and into their queues, so this re-counts rules 1 and 3 on those nodes with the
-/// pods restored, and rule 7 on their queues: the eviction is needed iff one of them then
-/// breaks (capacity as in rule 1, on nodes that receive new pods; every listed device as
-/// in rule 3; a queue's max or maxapplications as in rule 7).
-#[allow(clippy::needless_range_loop)] // r indexes several per-resource vectors at once
-fn check_needed(inst: &Instance, pl: &Placements, evicted: &BTreeSet<PodId>, queue_use: Option<&queues::QueueUse>, v: &mut Vec<Violation>) {
+/// Rule 6, "needed by the groups allowed to evict": for each eviction unit (a pod, or the
+/// evicted bound members of a `disruptionMode: PodGroup` group together, whose priority is
+/// its highest member's), put it back, set aside the new pods of every group that could
+/// not evict it (not above its priority, `preemptionPolicy: Never`, or forbidden by
+/// YuniKorn's rules under `preemptionModel: yunikorn`), and some hard rule must break:
+/// capacity (rule 1) or a device (rule 3, whole users counted as the whole device) on one
+/// of its nodes, or a queue's max or maxapplications (rule 7). The named preemptor must
+/// have a new pod on one of the unit's nodes unless a queue limit is the witness.
+fn check_needed(
+    inst: &Instance,
+    pl: &Placements,
+    evicted: &BTreeMap<PodId, Option<GroupId>>,
+    queue_use: Option<&queues::QueueUse>,
+    v: &mut Vec<Violation>,
+) {
     if evicted.is_empty() {
         return;
     }
-    let nres = inst.resources.len();
-    let pods_rid = inst.resource_id(PODS);
-    // Usage after the decision: bound pods that stay plus new pods.
-    let mut used = vec![vec![0i128; nres]; inst.nodes.len()];
-    let mut gets_new = vec![false; inst.nodes.len()];
-    // (node, resource, device) -> (milli used, users, some user holds it whole)
-    let mut dev: BTreeMap<(NodeId, ResourceId, usize), (i128, usize, bool)> = BTreeMap::new();
-    let mut use_device = |n: NodeId, r: ResourceId, id: usize, req: i64| {
-        if id < inst.device_count(n, r) {
-            let e = dev.entry((n, r, id)).or_insert((0, 0, false));
-            e.0 += req.min(1000) as i128;
-            e.1 += 1;
-            e.2 |= req >= 1000;
-        }
-    };
-    for (i, p) in inst.pods.iter().enumerate() {
-        if evicted.contains(&i) {
+    let kept = KeptLoad::new(inst, evicted);
+    for unit in eviction_units(inst, evicted) {
+        let priority = unit.iter().map(|&p| inst.pods[p].priority).max().unwrap_or(0);
+        let allowed = |g: GroupId| {
+            let grp = &inst.groups[g];
+            pl.placed.contains(&g)
+                && !grp.preempt_never
+                && grp.priority > priority
+                && unit.iter().all(|&p| inst.pods[p].group != Some(g))
+                && (!inst.options.yunikorn_preemption || unit.iter().all(|&p| queues::yunikorn_may_evict(inst, g, p)))
+        };
+        let nodes: BTreeSet<NodeId> = unit.iter().map(|&p| inst.pods[p].node).collect();
+        let node_witness = nodes.iter().any(|&n| kept.breaks_on(inst, pl, n, &unit, &allowed));
+        let queue_witness = queue_use.is_some_and(|q| q.undo_breaks(inst, &unit, &allowed));
+        let names: Vec<&str> = unit.iter().map(|&p| inst.pods[p].name.as_str()).collect();
+        let node_names: Vec<&str> = nodes.iter().map(|&n| inst.nodes[n].name.as_str()).collect();
+        if !node_witness && !queue_witness {
+            let mut users: Vec<&str> = pl
+                .pods
+                .iter()
+                .filter(|np| nodes.contains(&np.node) && !allowed(np.group))
+                .map(|np| inst.groups[np.group].name.as_str())
+                .collect();
+            users.sort_unstable();
+            users.dedup();
+            v.push(Violation::new(
+                6,
+                format!(
+                    "eviction of {} (priority {priority}) on node {} is not needed by the groups allowed to evict it: put back, it fits beside their new pods; {}",
+                    names.join(", "),
+                    node_names.join(", "),
+                    if users.is_empty() {
+                        "no other group uses its room".to_string()
+                    } else {
+                        format!("its room is used by {}, which may not evict it", users.join(", "))
+                    }
+                ),
+            ));
             continue;
         }
-        for r in 0..nres {
-            used[p.node][r] += p.requests[r] as i128;
-            if inst.shared[r] && p.requests[r] > 0 {
-                for &id in p.devices.get(&r).map(Vec::as_slice).unwrap_or(&[]) {
-                    use_device(p.node, r, id, p.requests[r]);
+        // With a node witness only, the preemptor named must be one of the groups there.
+        if !queue_witness {
+            for &p in &unit {
+                let Some(&Some(pre)) = evicted.get(&p) else { continue };
+                if !pl.pods.iter().any(|np| np.group == pre && nodes.contains(&np.node)) {
+                    v.push(Violation::new(
+                        6,
+                        format!(
+                            "pod {} on node {} is evicted for group {}, which places no new pod on {}",
+                            inst.pods[p].name,
+                            inst.nodes[inst.pods[p].node].name,
+                            inst.groups[pre].name,
+                            node_names.join(", ")
+                        ),
+                    ));
                 }
             }
         }
     }
-    for np in &pl.pods {
-        gets_new[np.node] = true;
-        let task = &inst.tasks[np.task];
-        for r in 0..nres {
-            used[np.node][r] += task.requests[r] as i128;
-            if inst.shared[r] && task.requests[r] > 0 {
-                let ids: BTreeSet<usize> = np.devices.get(&r).map(|x| x.iter().copied().collect()).unwrap_or_default();
-                for id in ids {
-                    use_device(np.node, r, id, task.requests[r]);
-                }
-            }
-        }
-    }
-    // The units of eviction: one pod, or the evicted bound members of a PodGroup group.
+}
+
+/// The units of eviction: one pod, or the evicted bound members of a PodGroup group.
+fn eviction_units(inst: &Instance, evicted: &BTreeMap<PodId, Option<GroupId>>) -> Vec<Vec<PodId>> {
     let mut units: Vec<Vec<PodId>> = Vec::new();
     let mut groups_done: BTreeSet<GroupId> = BTreeSet::new();
-    for &p in evicted {
+    for &p in evicted.keys() {
         match inst.pods[p].group {
             Some(g) if inst.groups[g].disruption == DisruptionMode::PodGroup => {
                 if groups_done.insert(g) {
-                    units.push(inst.groups[g].bound.iter().copied().filter(|m| evicted.contains(m)).collect());
+                    units.push(inst.groups[g].bound.iter().copied().filter(|m| evicted.contains_key(m)).collect());
                 }
             }
             _ => units.push(vec![p]),
         }
     }
-    for unit in units {
-        let mut add: BTreeMap<NodeId, Vec<i128>> = BTreeMap::new();
-        let mut add_dev: BTreeMap<(NodeId, ResourceId, usize), (i128, usize, bool)> = BTreeMap::new();
-        for &p in &unit {
-            let pod = &inst.pods[p];
-            let a = add.entry(pod.node).or_insert_with(|| vec![0; nres]);
+    units
+}
+
+/// What the bound pods that stay use, per node and per device.
+struct KeptLoad {
+    /// Per node, per resource.
+    used: Vec<Vec<i128>>,
+    /// (node, resource, device) -> milli used, whole users counted as 1000.
+    devices: BTreeMap<(NodeId, ResourceId, usize), i128>,
+}
+
+impl KeptLoad {
+    fn new(inst: &Instance, evicted: &BTreeMap<PodId, Option<GroupId>>) -> KeptLoad {
+        let nres = inst.resources.len();
+        let mut used = vec![vec![0i128; nres]; inst.nodes.len()];
+        let mut devices = BTreeMap::new();
+        for (_, p) in inst.pods.iter().enumerate().filter(|(i, _)| !evicted.contains_key(i)) {
             for r in 0..nres {
-                a[r] += pod.requests[r] as i128;
-                if inst.shared[r] && pod.requests[r] > 0 {
-                    for &id in pod.devices.get(&r).map(Vec::as_slice).unwrap_or(&[]) {
-                        if id < inst.device_count(pod.node, r) {
-                            let e = add_dev.entry((pod.node, r, id)).or_insert((0, 0, false));
-                            e.0 += pod.requests[r].min(1000) as i128;
-                            e.1 += 1;
-                            e.2 |= pod.requests[r] >= 1000;
-                        }
-                    }
-                }
+                used[p.node][r] += p.requests[r] as i128;
             }
+            add_device_use(inst, &mut devices, p.node, &p.requests, &p.devices);
         }
-        let capacity_breaks = add.iter().any(|(&n, a)| {
-            let node = &inst.nodes[n];
-            gets_new[n]
-                && (0..nres).any(|r| {
-                    !inst.shared[r]
-                        && (Some(r) != pods_rid || node.limits_pods)
-                        && a[r] > 0
-                        && used[n][r] + a[r] > node.allocatable[r] as i128
-                })
-        });
-        let devices_break = add_dev.iter().any(|(key, &(m, k, whole))| {
-            let (um, uk, uwhole) = dev.get(key).copied().unwrap_or((0, 0, false));
-            um + m > 1000 || (uk + k > 1 && (uwhole || whole))
-        });
-        let quota_breaks = queue_use.is_some_and(|q| q.undo_breaks(inst, &unit));
-        if !capacity_breaks && !devices_break && !quota_breaks {
-            for &p in &unit {
-                v.push(Violation::new(6, format!("eviction of {} is not needed (the placements fit without it)", inst.pods[p].name)));
+        KeptLoad { used, devices }
+    }
+
+    /// Whether node `n` breaks capacity or a device with `unit` put back beside the kept
+    /// pods and the new pods of the `allowed` groups on `n`.
+    fn breaks_on(&self, inst: &Instance, pl: &Placements, n: NodeId, unit: &[PodId], allowed: &dyn Fn(GroupId) -> bool) -> bool {
+        let node = &inst.nodes[n];
+        let nres = inst.resources.len();
+        let pods_rid = inst.resource_id(PODS);
+        let mut used = self.used[n].clone();
+        let mut back = vec![0i128; nres];
+        let mut devices: BTreeMap<(NodeId, ResourceId, usize), i128> = BTreeMap::new();
+        for &p in unit.iter().filter(|&&p| inst.pods[p].node == n) {
+            let pod = &inst.pods[p];
+            for r in 0..nres {
+                back[r] += pod.requests[r] as i128;
             }
+            add_device_use(inst, &mut devices, n, &pod.requests, &pod.devices);
+        }
+        for np in pl.pods.iter().filter(|np| np.node == n && allowed(np.group)) {
+            let req = &inst.tasks[np.task].requests;
+            for r in 0..nres {
+                used[r] += req[r] as i128;
+            }
+            let ids: BTreeMap<ResourceId, Vec<usize>> =
+                np.devices.iter().map(|(&r, ids)| (r, ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect())).collect();
+            add_device_use(inst, &mut devices, n, req, &ids);
+        }
+        let capacity = (0..nres).any(|r| {
+            !inst.shared[r] && (Some(r) != pods_rid || node.limits_pods) && back[r] > 0 && used[r] + back[r] > node.allocatable[r] as i128
+        });
+        // Only the unit's own devices can break by putting it back.
+        let unit_devices: BTreeSet<(NodeId, ResourceId, usize)> = unit
+            .iter()
+            .filter(|&&p| inst.pods[p].node == n)
+            .flat_map(|&p| inst.pods[p].devices.iter().flat_map(move |(&r, ids)| ids.iter().map(move |&d| (n, r, d))))
+            .collect();
+        let device =
+            unit_devices.iter().any(|key| self.devices.get(key).copied().unwrap_or(0) + devices.get(key).copied().unwrap_or(0) > 1000);
+        capacity || device
+    }
+}
+
+/// Adds what a pod with `requests` holding `ids` uses of each device: its share, or 1000
+/// for a whole-device user (a whole user beside any other user is then above 1000, which
+/// is rule 3's exclusivity). Ids beyond the node's devices are ignored (reported elsewhere).
+fn add_device_use(
+    inst: &Instance,
+    devices: &mut BTreeMap<(NodeId, ResourceId, usize), i128>,
+    n: NodeId,
+    requests: &[i64],
+    ids: &BTreeMap<ResourceId, Vec<usize>>,
+) {
+    for (&r, ids) in ids {
+        if !inst.shared[r] || requests[r] <= 0 {
+            continue;
+        }
+        for &d in ids.iter().filter(|&&d| d < inst.device_count(n, r)) {
+            *devices.entry((n, r, d)).or_default() += requests[r].min(1000) as i128;
         }
     }
 }

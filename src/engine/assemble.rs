@@ -8,25 +8,18 @@ use crate::model::*;
 use crate::wire::decision::*;
 use std::collections::BTreeMap;
 
-/// The preemptor named for an evicted pod: a placed group allowed to evict its unit,
-/// with a new pod on the pod's node if possible (else on another node of the unit);
-/// highest priority first, then input order.
+/// The preemptor named for an evicted pod: a placed group allowed to evict its unit, with
+/// a new pod on the pod's node if possible, else on another node of the unit, else (the
+/// witness is a queue limit) anywhere; highest priority first, then input order.
 fn preemptor(cycle: &Cycle, a: &Assignment, u: usize, node: NodeId) -> Option<GroupId> {
     let inst = cycle.inst;
     let unit = &cycle.victims[u];
-    let allowed = |g: GroupId| a.is_placed(g) && cycle.may_preempt(g, u);
     let nodes: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
-    let mut best: Option<(bool, i64, std::cmp::Reverse<GroupId>)> = None;
-    for &g in &cycle.pending {
-        if !allowed(g) {
-            continue;
-        }
+    let mut best: Option<(u8, i64, std::cmp::Reverse<GroupId>)> = None;
+    for &g in cycle.pending.iter().filter(|&&g| a.is_placed(g) && cycle.may_preempt(g, u)) {
         let here = a.pods[g].iter().any(|p| p.node == node);
-        let near = here || a.pods[g].iter().any(|p| nodes.contains(&p.node));
-        if !near {
-            continue;
-        }
-        let key = (here, inst.groups[g].priority, std::cmp::Reverse(g));
+        let near = a.pods[g].iter().any(|p| nodes.contains(&p.node));
+        let key = (here as u8 + near as u8, inst.groups[g].priority, std::cmp::Reverse(g));
         if best.is_none_or(|b| key > b) {
             best = Some(key);
         }

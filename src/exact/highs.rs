@@ -22,6 +22,28 @@ pub struct Mip {
     /// `sum q x <= cap` rows kept in integers where `rows` holds a scaled copy; solutions
     /// are checked against these exactly (the solver itself only sees `rows`).
     pub exact_rows: Vec<ExactRow>,
+    /// Disjunctions checked in integers on every solution (the solver sees them only as
+    /// big-M rows): see [`ExactAny`].
+    pub exact_any: Vec<ExactAny>,
+}
+
+/// When column `when` is 1, at least one of `any` holds: `Σ k x ≥ need` over rounded
+/// values, in integers (rule 6's witnesses, `witness.rs`).
+#[derive(Clone, Debug)]
+pub struct ExactAny {
+    pub when: usize,
+    pub any: Vec<(Vec<(usize, i64)>, i64)>,
+}
+
+impl ExactAny {
+    /// Whether `v` (rounded) satisfies it.
+    pub fn holds(&self, v: &[f64]) -> bool {
+        v[self.when].round() < 0.5
+            || self
+                .any
+                .iter()
+                .any(|(terms, need)| terms.iter().map(|&(c, k)| k as i128 * v[c].round() as i128).sum::<i128>() >= *need as i128)
+    }
 }
 
 /// An integer `sum q x <= cap` row, and where its scaled copy is in [`Mip::rows`].

@@ -89,8 +89,9 @@ struct DeviceBlock {
     resource: ResourceId,
     /// (task, device, col): fractional pods of a task on one device.
     z: Vec<(TaskId, usize, usize)>,
-    /// (device, col): a completely free device taken whole by integral requests.
-    w: Vec<(usize, usize)>,
+    /// (task, device, col): a device taken whole by a pod of an integral-request task
+    /// (per task, so that rule 6 can tell which group holds it).
+    w: Vec<(TaskId, usize, usize)>,
 }
 
 /// What the `preferred` term counts as one domain used: a domain of the level, or a node
@@ -137,6 +138,8 @@ pub struct CycleModel {
     capacity_rows: Vec<(NodeId, usize)>,
     /// Diagnostic switches of the solve the model was built for.
     pub diag: std::sync::Arc<crate::options::Diagnostics>,
+    /// Rule 6: the witnesses of each victim unit (why its eviction is needed).
+    witnesses: super::witness::Witnesses,
     /// Largest magnitude of a merged tier ([`EXACT_MAGNITUDE`] unless a diagnostic says otherwise).
     merge_limit: f64,
 }
@@ -278,38 +281,29 @@ impl CycleModel {
             }
         }
 
-        // Victims (rule 6): one binary per unit of pods evicted together. A unit may go
-        // only if a placed group allowed to preempt it has a new pod on one of its nodes
-        // (the attribution row), and never if it belongs to a group placed now.
+        // Victims (rule 6): one binary per unit of pods evicted together, for a unit that
+        // an allowed group could need (a pod of it on one of the unit's nodes, or a queue
+        // limit above the unit); never if the unit belongs to a group placed now. That the
+        // eviction is needed is the witness rows' business (witness.rs, written below once
+        // every column exists).
         let mut e_col: Vec<Option<usize>> = vec![None; cycle.victims.len()];
         let mut e_nodes: Vec<(usize, Vec<NodeId>)> = Vec::new();
         for (u, unit) in cycle.victims.iter().enumerate() {
             let mut nodes: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
             nodes.sort_unstable();
             nodes.dedup();
-            let mut preemptors: Vec<(usize, f64)> = Vec::new();
-            for &n in &nodes {
-                for &g in &cycle.pending {
-                    if !cycle.may_preempt(g, u) {
-                        continue;
-                    }
-                    for &t in &inst.groups[g].tasks {
-                        if let Some(&c) = x.get(&(t, n)) {
-                            preemptors.push((c, -1.0));
-                        }
-                    }
-                }
-            }
-            if preemptors.is_empty() {
+            let allowed: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| cycle.may_preempt(g, u)).collect();
+            let near = allowed.iter().any(|&g| inst.groups[g].tasks.iter().any(|&t| nodes.iter().any(|&n| x.contains_key(&(t, n)))));
+            let in_queue = inst.queues.is_some()
+                && !allowed.is_empty()
+                && unit.pods.iter().any(|&p| inst.pods[p].group.is_some_and(|g| inst.groups[g].queue_id.is_some()));
+            if !near && !in_queue {
                 continue;
             }
             let names: Vec<&str> = unit.pods.iter().map(|&p| inst.pods[p].name.as_str()).collect();
             let ec = mip.add_col(0.0, 1.0, true, format!("e[{}]", names.join("+")));
             e_col[u] = Some(ec);
             e_nodes.push((ec, nodes));
-            let mut row = vec![(ec, 1.0)];
-            row.extend(preemptors);
-            mip.add_row(-INF, 0.0, row);
             if let Some(g) = unit.pending_group {
                 if let Some(yc) = y[g] {
                     mip.add_row(-INF, 1.0, vec![(ec, 1.0), (yc, 1.0)]);
@@ -393,10 +387,9 @@ impl CycleModel {
                     pooled.push((n, r, si));
                     continue;
                 }
-                let whole_e: Vec<(usize, f64)> = whole.iter().map(|&(t, c)| (c, (inst.tasks[t].requests[r] / 1000) as f64)).collect();
                 let mut block = DeviceBlock { node: n, resource: r, ..Default::default() };
                 let mut per_task: HashMap<TaskId, Vec<(usize, f64)>> = HashMap::new();
-                let mut prev_w: Option<usize> = None;
+                let mut prev_w: Option<Vec<usize>> = None;
                 let mut prev_load: Option<Vec<(usize, f64)>> = None;
                 for (d, &f) in devs.iter().enumerate() {
                     let reach = f + dev_freed[d].iter().map(|&(_, m)| m).sum::<i64>();
@@ -419,16 +412,24 @@ impl CycleModel {
                         }
                     }
                     if reach == 1000 && !whole.is_empty() {
-                        let wc = mip.add_col(0.0, 1.0, true, format!("w[{},{}]", inst.nodes[n].name, d));
-                        block.w.push((d, wc));
-                        row.push((wc, 1000.0));
+                        let mut taken = Vec::new();
+                        for &(t, _) in &whole {
+                            let grp = &inst.groups[inst.tasks[t].group];
+                            let wc =
+                                mip.add_col(0.0, 1.0, true, format!("w[{}/{},{},{}]", grp.name, inst.tasks[t].name, inst.nodes[n].name, d));
+                            block.w.push((t, d, wc));
+                            row.push((wc, 1000.0));
+                            taken.push(wc);
+                        }
                         // Completely free devices are interchangeable: take them in
                         // index order.
                         if f == 1000 {
-                            if let Some(p) = prev_w {
-                                mip.add_row(0.0, INF, vec![(p, 1.0), (wc, -1.0)]);
+                            if let Some(prev) = &prev_w {
+                                let mut e: Vec<(usize, f64)> = prev.iter().map(|&c| (c, 1.0)).collect();
+                                e.extend(taken.iter().map(|&c| (c, -1.0)));
+                                mip.add_row(0.0, INF, e);
                             }
-                            prev_w = Some(wc);
+                            prev_w = Some(taken);
                         }
                     }
                     if f == 1000 {
@@ -456,10 +457,11 @@ impl CycleModel {
                     e.push((c, 1.0));
                     mip.add_row(0.0, 0.0, e);
                 }
-                if !whole.is_empty() {
-                    let mut e = whole_e;
-                    e.extend(block.w.iter().map(|&(_, wc)| (wc, -1.0)));
-                    mip.add_row(-INF, 0.0, e);
+                // Each whole task's pods get exactly the devices taken for it.
+                for &(t, c) in &whole {
+                    let mut e = vec![(c, (inst.tasks[t].requests[r] / 1000) as f64)];
+                    e.extend(block.w.iter().filter(|&&(tt, _, _)| tt == t).map(|&(_, _, wc)| (wc, -1.0)));
+                    mip.add_row(0.0, 0.0, e);
                 }
                 blocks.push(block);
             }
@@ -467,6 +469,15 @@ impl CycleModel {
 
         // Queue quotas and maxapplications (rule 7), YuniKorn guarantees.
         let gone = super::quota_rows::add_rows(cycle, &mut mip, &x, &y, &e_col, add_knapsack_row);
+        // Rule 6: every eviction needed by the groups allowed to make it.
+        let mut z_cols = BTreeMap::new();
+        let mut w_cols = BTreeMap::new();
+        for b in &blocks {
+            z_cols.insert((b.node, b.resource), b.z.clone());
+            w_cols.insert((b.node, b.resource), b.w.clone());
+        }
+        let witnesses =
+            super::witness::add_rows(cycle, &mut mip, &super::witness::Columns { x: &x, y: &y, e: &e_col, z: z_cols, w: w_cols });
 
         // Objective components, in lexicographic order.
         let mut components = Vec::new();
@@ -565,6 +576,7 @@ impl CycleModel {
             gmin_rows,
             capacity_rows,
             merge_limit,
+            witnesses,
             diag: cycle.diag.clone(),
         }
     }
@@ -658,7 +670,7 @@ impl CycleModel {
             for &(_, _, c) in &b.z {
                 out[c] = Some(b.node);
             }
-            for &(_, c) in &b.w {
+            for &(_, _, c) in &b.w {
                 out[c] = Some(b.node);
             }
         }
@@ -733,15 +745,15 @@ impl CycleModel {
         for b in &self.blocks {
             let si = cycle.shared_ids.iter().position(|&x| x == b.resource).unwrap();
             let devs = &cycle.nodes[b.node].devices[si];
-            // What each device holds: taken whole, and fractional pods per task.
-            let mut whole = vec![false; devs.len()];
+            // What each device holds: taken whole (by which task), and fractional pods per task.
+            let mut whole: Vec<Option<TaskId>> = vec![None; devs.len()];
             let mut counts: Vec<BTreeMap<TaskId, i64>> = vec![BTreeMap::new(); devs.len()];
             for p in a.pods.iter().flatten().filter(|p| p.node == b.node) {
                 let q = inst.tasks[p.task].requests[b.resource];
                 if let Some(ids) = p.devices.get(&b.resource) {
                     for &d in ids {
                         if q >= 1000 {
-                            whole[d] = true;
+                            whole[d] = Some(p.task);
                         } else {
                             *counts[d].entry(p.task).or_default() += 1;
                         }
@@ -752,14 +764,14 @@ impl CycleModel {
             // the order the model's symmetry rows ask for (whole first, then by load).
             let free: Vec<usize> = (0..devs.len()).filter(|&d| devs[d] == 1000).collect();
             let load = |d: usize| -> i64 {
-                if whole[d] {
+                if whole[d].is_some() {
                     1000
                 } else {
                     counts[d].iter().map(|(&t, &k)| k * inst.tasks[t].requests[b.resource]).sum()
                 }
             };
             let mut sorted = free.clone();
-            sorted.sort_by_key(|&d| (std::cmp::Reverse(whole[d]), std::cmp::Reverse(load(d)), d));
+            sorted.sort_by_key(|&d| (std::cmp::Reverse(whole[d].is_some()), std::cmp::Reverse(load(d)), d));
             let mut slot: Vec<usize> = (0..devs.len()).collect();
             for (i, &d) in sorted.iter().enumerate() {
                 slot[d] = free[i];
@@ -771,8 +783,8 @@ impl CycleModel {
                         v[c] = k as f64;
                     }
                 }
-                if whole[d] {
-                    if let Some(&(_, c)) = b.w.iter().find(|&&(dd, _)| dd == nd) {
+                if let Some(t) = whole[d] {
+                    if let Some(&(_, _, c)) = b.w.iter().find(|&&(tt, dd, _)| tt == t && dd == nd) {
                         v[c] = 1.0;
                     }
                 }
@@ -782,6 +794,7 @@ impl CycleModel {
         for (c, es) in &self.gone {
             v[*c] = es.iter().map(|&e| v[e]).fold(1.0, f64::min);
         }
+        self.witnesses.set(&mut v);
         v
     }
 
@@ -793,14 +806,18 @@ impl CycleModel {
         // Devices per node and resource: fractional pods from z, whole devices from w
         // (or, without a block, the node's completely free devices in order).
         let mut frac_slots: HashMap<(TaskId, NodeId, ResourceId), Vec<usize>> = HashMap::new();
-        let mut whole_pool: HashMap<(NodeId, ResourceId), Vec<usize>> = HashMap::new();
+        let mut whole_pool: HashMap<(TaskId, NodeId, ResourceId), Vec<usize>> = HashMap::new();
         for b in &self.blocks {
             for &(t, d, c) in &b.z {
                 for _ in 0..val(c) {
                     frac_slots.entry((t, b.node, b.resource)).or_default().push(d);
                 }
             }
-            whole_pool.insert((b.node, b.resource), b.w.iter().filter(|&&(_, c)| val(c) == 1).map(|&(d, _)| d).collect());
+            for &(t, d, c) in &b.w {
+                if val(c) == 1 {
+                    whole_pool.entry((t, b.node, b.resource)).or_default().push(d);
+                }
+            }
         }
         // Pooled nodes: largest requests first, whole devices from the completely free
         // ones, each fractional pod on the fullest device it fits (any fitting device
@@ -851,7 +868,7 @@ impl CycleModel {
                         devices.insert(r, vec![slot.expect("z columns cover fractional pods")]);
                     } else {
                         // Not pooled: the node's device block says which devices go whole.
-                        let pool = whole_pool.get_mut(&(n, r)).expect("a device block covers whole pods");
+                        let pool = whole_pool.get_mut(&(t, n, r)).expect("a device block covers whole pods");
                         let k = (q / 1000) as usize;
                         let ids: Vec<usize> = pool.drain(..k.min(pool.len())).collect();
                         devices.insert(r, ids);
@@ -994,7 +1011,7 @@ pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
     }
-    if mip.exact_rows.iter().any(|x| x.broken_by(&r)) {
+    if mip.exact_rows.iter().any(|x| x.broken_by(&r)) || !mip.exact_any.iter().all(|x| x.holds(&r)) {
         return None;
     }
     Some(r)

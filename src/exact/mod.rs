@@ -15,6 +15,8 @@
 
 pub(crate) mod bound;
 pub(crate) mod candidates;
+#[cfg(test)]
+mod crosscheck;
 pub(crate) mod decompose;
 pub(crate) mod diagnose;
 pub(crate) mod highs;
@@ -24,6 +26,7 @@ pub(crate) mod quota_rows;
 pub(crate) mod repair;
 mod tiers;
 pub(crate) mod topology;
+pub(crate) mod witness;
 
 use crate::baselines::k8s_preempt;
 use crate::engine::assemble::assemble_with;
