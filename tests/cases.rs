@@ -19,7 +19,7 @@ mod common;
 
 use common::*;
 use tessera::decision::{Decision, Status};
-use tessera::{Instance, check};
+use tessera::{check, Instance};
 // ---------------------------------------------------------------------------------------
 // Gangs
 // ---------------------------------------------------------------------------------------

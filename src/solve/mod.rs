@@ -20,15 +20,15 @@ pub(crate) trait Solver: Send + Sync {
 
 /// The one point where a [`SolverKind`] becomes its implementation.
 pub(crate) fn solver_of(kind: SolverKind) -> &'static dyn Solver {
-    use heuristics::{bfd, k8s_pod, k8s_podgroup, kueue, yunikorn};
+    use heuristics::{bfd, k8s_pod, k8s_podgroup, kueue_tas, yunikorn};
     static EXACT: exact::Exact = exact::Exact;
     static FFD: greedy::FirstFitDecreasing = greedy::FirstFitDecreasing;
     static K8S_PREEMPT: k8s_preempt::K8sPreemption = k8s_preempt::K8sPreemption;
     static K8S_POD: k8s_pod::K8sPod = k8s_pod::K8sPod { most_allocated: false };
     static K8S_POD_MOST: k8s_pod::K8sPod = k8s_pod::K8sPod { most_allocated: true };
     static K8S_PODGROUP: k8s_podgroup::K8sPodGroup = k8s_podgroup::K8sPodGroup;
-    static KUEUE_BEST: kueue::Kueue = kueue::Kueue { least_free: false };
-    static KUEUE_LEAST: kueue::Kueue = kueue::Kueue { least_free: true };
+    static KUEUE: kueue_tas::solver::Kueue = kueue_tas::solver::Kueue { mixed: true };
+    static KUEUE_BEST: kueue_tas::solver::Kueue = kueue_tas::solver::Kueue { mixed: false };
     static YK_FAIR: yunikorn::YuniKorn = yunikorn::YuniKorn { binpacking: false };
     static YK_BIN: yunikorn::YuniKorn = yunikorn::YuniKorn { binpacking: true };
     static BFD: bfd::BestFitDecreasing = bfd::BestFitDecreasing;
@@ -39,8 +39,8 @@ pub(crate) fn solver_of(kind: SolverKind) -> &'static dyn Solver {
         SolverKind::K8sPod => &K8S_POD,
         SolverKind::K8sPodMostAllocated => &K8S_POD_MOST,
         SolverKind::K8sPodGroup => &K8S_PODGROUP,
+        SolverKind::Kueue => &KUEUE,
         SolverKind::KueueBestFit => &KUEUE_BEST,
-        SolverKind::KueueLeastFree => &KUEUE_LEAST,
         SolverKind::YuniKornFair => &YK_FAIR,
         SolverKind::YuniKornBinpacking => &YK_BIN,
         SolverKind::Bfd => &BFD,
@@ -56,6 +56,9 @@ mod exact;
 mod explain;
 mod greedy;
 mod heuristics;
+/// The Kueue Topology-Aware Scheduling port behind the `kueue` baselines (tested against
+/// Kueue's own unit-test table).
+pub use heuristics::kueue_tas;
 mod highs;
 mod k8s_preempt;
 mod lns;

@@ -15,11 +15,15 @@
 //!   domain of the slice level, rolled back if the slice does not complete); a slice is one
 //!   "unit" of the pod-by-pod loops below;
 //! - `preferred` topology is ignored except by the Kueue profiles.
+//!
+//! The Kueue (`kueue_tas`) and YuniKorn (`yunikorn`) baselines are ports of those
+//! schedulers' code and document their own choices; they check queue quotas at admission
+//! or allocation instead of [`finish`]'s trimming.
 
 pub mod bfd;
 pub mod k8s_pod;
 pub mod k8s_podgroup;
-pub mod kueue;
+pub mod kueue_tas;
 pub mod yunikorn;
 
 use super::assemble::{assemble, Assignment, NewPod};
@@ -50,10 +54,6 @@ pub(crate) enum NodeRule {
     /// Best fit: least remaining normalized capacity (summed over every resource but
     /// `pods`) after placement.
     BestFit,
-    /// YuniKorn node sort `fair`: most available resources first (before placement).
-    MostAvailable,
-    /// YuniKorn node sort `binpacking`: least available resources first.
-    LeastAvailable,
 }
 
 /// (allocatable, free) of resource `r` on node `n` as the scores see it; shared devices
@@ -138,8 +138,6 @@ pub(crate) fn pick(cycle: &Cycle, states: &[NodeState], t: TaskId, cands: &[Node
                 }
                 s
             }
-            NodeRule::MostAvailable => -mean_free_fraction(cycle, &states[n], n, &rs, None),
-            NodeRule::LeastAvailable => mean_free_fraction(cycle, &states[n], n, &rs, None),
         };
         // Round so that float noise never decides a tie (ties go to node order).
         let key = (key * 1e9).round() / 1e9;
