@@ -143,7 +143,7 @@ impl Run<'_> {
         }
         let best = placements[n].get(&0)?;
         // The largest pods-left value that is not positive.
-        best.iter().filter(|(&left, _)| left <= 0).next_back().map(|(_, v)| v.clone())
+        best.iter().rfind(|(&left, _)| left <= 0).map(|(_, v)| v.clone())
     }
 
     /// `placeSlicesOnDomainsBalanced`: threshold slices on each domain of the optimal set,
