@@ -3,10 +3,10 @@
 //! between machines).
 
 use crate::check;
-use crate::compare::Contender;
 use crate::decision::{Decision, Status};
 use crate::generate;
 use crate::model::Instance;
+use crate::compare::Contender;
 use crate::options::{Options, SolverKind};
 use std::cmp::Ordering;
 use std::time::Duration;

@@ -11,10 +11,7 @@
 //! `group/task#k` (`k` = index in that placement's `pods` list).
 
 use crate::decision::{Decision, EvictedRow, ExtraRow, Objective, PlacedRow, Status};
-use crate::model::{
-    AffinityOperator, AffinityRequirement, DisruptionMode, GroupId, Instance, NodeId, PodId, Policy, ResourceId, Taint, TaskId, Toleration,
-    PODS,
-};
+use crate::model::{AffinityOperator, AffinityRequirement, DisruptionMode, GroupId, Instance, NodeId, PodId, Policy, ResourceId, Taint, TaskId, Toleration, PODS};
 use crate::quantity::{self, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -44,9 +44,9 @@ pub mod quotas;
 pub mod solve;
 pub mod spec;
 
-pub use check::Report;
 pub use decision::{Decision, Status};
 pub use model::Instance;
+pub use check::Report;
 pub use options::{CancelHandle, Diagnostics, FloorRows, Options, ProgressSink, SolverKind};
 
 mod options;

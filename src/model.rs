@@ -863,10 +863,7 @@ impl Instance {
 /// Validates `nodeAffinity` as Kubernetes' API validation does: at least one term;
 /// `In`/`NotIn` need values, `Exists`/`DoesNotExist` take none, `Gt`/`Lt` take exactly one
 /// integer. An empty term is accepted and, as in Kubernetes, matches no node.
-fn read_affinity(
-    terms: Option<&[Vec<NodeSelectorRequirementDoc>]>,
-    path: &str,
-) -> Result<Option<Vec<Vec<AffinityRequirement>>>, InputError> {
+fn read_affinity(terms: Option<&[Vec<NodeSelectorRequirementDoc>]>, path: &str) -> Result<Option<Vec<Vec<AffinityRequirement>>>, InputError> {
     let Some(terms) = terms else { return Ok(None) };
     if terms.is_empty() {
         return Err(InputError::new(path, "needs at least one term (omit nodeAffinity for no constraint)"));

@@ -19,7 +19,7 @@ mod common;
 
 use common::*;
 use tessera::decision::{Decision, Status};
-use tessera::{check, Instance};
+use tessera::{Instance, check};
 // ---------------------------------------------------------------------------------------
 // Gangs
 // ---------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tessera::decision::{Decision, PlacedRow, Status};
-use tessera::{check, Instance, Options, SolverKind};
+use tessera::{Instance, Options, SolverKind, check};
 
 fn instances_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("instances")

@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::time::Duration;
 use tessera::decision::{Decision, EvictedRow, Objective, PlacedRow, Status};
-use tessera::{check, Instance, Options, SolverKind};
+use tessera::{Instance, Options, SolverKind, check};
 
 // ---------------------------------------------------------------------------------------
 // Helpers

@@ -196,16 +196,7 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
             } else {
                 None
             };
-            g.tasks.push(TaskDoc {
-                name: format!("t{ti}"),
-                count,
-                min_count,
-                requests,
-                node_selector,
-                tolerations,
-                slice,
-                node_affinity: None,
-            });
+            g.tasks.push(TaskDoc { name: format!("t{ti}"), count, min_count, requests, node_selector, tolerations, slice, node_affinity: None });
         }
         if gang && rng.pct(25) {
             g.min_count = Some(rng.below(sum as u64 + 2) as i64);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 use tessera::decision::{Decision, PriorityKey, Status};
-use tessera::{check, Instance, Options, SolverKind};
+use tessera::{Instance, Options, SolverKind, check};
 
 mod common;
 use common::parse;

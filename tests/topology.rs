@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 use tessera::decision::{Decision, Status};
-use tessera::{check, Instance, Options, SolverKind};
+use tessera::{Instance, Options, SolverKind, check};
 // ---------------------------------------------------------------------------------------
 // Topology cases (issue 3)
 // ---------------------------------------------------------------------------------------
@@ -274,11 +274,7 @@ pods:
 
 fn decomposed(yaml: &str) -> (Instance, Decision) {
     let inst = parse(yaml);
-    let cfg = Options {
-        time_limit: Some(Duration::from_secs(60)),
-        diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() },
-        ..Default::default()
-    };
+    let cfg = Options { time_limit: Some(Duration::from_secs(60)), diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() }, ..Default::default() };
     let d = SolverKind::from_name("exact").unwrap().solve(&inst, &cfg);
     let report = check::check(&inst, &d);
     assert!(report.violations.is_empty(), "validator rejects the decomposed decision: {:#?}\n{}", report.violations, d.to_yaml());
@@ -385,11 +381,7 @@ podGroups:{gangs}  - {{name: top, priority: 9, tasks: [{{name: w, count: 1, requ
 fn decomposition_on_topo_512_is_valid_and_bounded() {
     let doc = tessera::generate::generate("topo-512", 1).unwrap();
     let inst = Instance::from_doc(&doc).unwrap();
-    let cfg = Options {
-        time_limit: Some(Duration::from_secs(5)),
-        diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() },
-        ..Default::default()
-    };
+    let cfg = Options { time_limit: Some(Duration::from_secs(5)), diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() }, ..Default::default() };
     let d = SolverKind::from_name("exact").unwrap().solve(&inst, &cfg);
     let report = check::check(&inst, &d);
     assert!(report.violations.is_empty(), "{:#?}", report.violations);

@@ -5,10 +5,10 @@
 
 use super::median;
 use crate::check;
-use crate::compare::Contender;
 use crate::decision::{Decision, Status};
 use crate::generate;
 use crate::model::Instance;
+use crate::compare::Contender;
 use crate::options::{Options, SolverKind};
 use crate::solve::time_screening;
 use std::time::Duration;

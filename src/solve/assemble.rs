@@ -131,11 +131,8 @@ pub fn assemble_with(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, pr
                     .collect(),
             });
         } else {
-            unplaced.push(Unplaced {
-                pod_group: grp.name.clone(),
-                reason_code: None,
-                reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()),
-            });
+            unplaced
+                .push(Unplaced { pod_group: grp.name.clone(), reason_code: None, reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()) });
         }
     }
     let mut evictions = Vec::new();

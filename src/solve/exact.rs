@@ -370,14 +370,7 @@ fn same_terms(a: &[(usize, f64)], b: &[(usize, f64)]) -> bool {
     a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.0 == y.0 && x.1 == y.1)
 }
 
-fn run_tiers(
-    cycle: &Cycle,
-    model: &CycleModel,
-    progress: &Mutex<Progress>,
-    (start, deadline): (Instant, Instant),
-    rel_gap: f64,
-    say: &Say,
-) {
+fn run_tiers(cycle: &Cycle, model: &CycleModel, progress: &Mutex<Progress>, (start, deadline): (Instant, Instant), rel_gap: f64, say: &Say) {
     let started = Instant::now();
     let mut mip = model.mip.clone();
     let mut incumbent = progress.lock().unwrap().values.clone();
@@ -533,7 +526,8 @@ fn run_tiers(
         // there can take a short budget whole. Measured, the same session: flat-256 (25
         // seeds) 720 -> 741 groups placed at 2 s and 781 -> 787 at 10 s (term 1 proven on
         // 21 -> 22 of 25), flat-1024 (5 seeds, 10 s) 340 -> 348.
-        let lns_start = incumbent.as_deref().filter(|_| tier.exact && mip.num_cols() >= super::lns::MIN_COLUMNS && !cycle.diag.no_lns);
+        let lns_start =
+            incumbent.as_deref().filter(|_| tier.exact && mip.num_cols() >= super::lns::MIN_COLUMNS && !cycle.diag.no_lns);
         // Terms 1-2 only, with `TESSERA_MIN_PODS=1`: minimum pods per placed group (exact,
         // see the method). Off by default since the eighth session: it made HiGHS faster on
         // the four flat-256 seeds it was chosen on, and slower at the tail of 25 seeds.
@@ -558,7 +552,9 @@ fn run_tiers(
             (next.names.iter().all(|n| n.starts_with("evicted@")) && tier_value(&next.coefs, start) < -0.5).then_some(next)
         });
         let patience = ahead.map(|_| {
-            cycle.diag.look_ahead_patience.unwrap_or((deadline.saturating_duration_since(Instant::now()) / 4).max(LOOK_AHEAD_MIN_PATIENCE))
+            cycle.diag
+                .look_ahead_patience
+                .unwrap_or((deadline.saturating_duration_since(Instant::now()) / 4).max(LOOK_AHEAD_MIN_PATIENCE))
         });
         let (res, lns_best, ahead_best) = loop {
             let (res, lns_best, ahead_best) = std::thread::scope(|s| {

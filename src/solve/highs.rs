@@ -465,14 +465,15 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     let row_lower: Vec<f64> = mip.rows.iter().map(|r| r.lower).collect();
     let row_upper: Vec<f64> = mip.rows.iter().map(|r| r.upper).collect();
     let integrality: Vec<HighsInt> = mip.col_integer.iter().map(|&b| b as HighsInt).collect();
-    let state = CallbackState {
-        deadline: params.deadline,
-        num_cols: n,
-        live: params.live.clone(),
-        stop: params.stop.clone(),
-        cancel: params.cancel.clone(),
-        cost: &mip.col_cost,
-    };
+    let state =
+        CallbackState {
+            deadline: params.deadline,
+            num_cols: n,
+            live: params.live.clone(),
+            stop: params.stop.clone(),
+            cancel: params.cancel.clone(),
+            cost: &mip.col_cost,
+        };
     unsafe {
         let h = Guard(Highs_create());
         set_opt_bool(h.0, "output_flag", params.switches.log);

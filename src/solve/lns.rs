@@ -102,8 +102,7 @@ pub fn search(
         let free: Vec<bool> = col_node.iter().map(|n| n.is_some()).collect();
         if let Some((sub, cols)) = sub_model(mip, coefs, &free, &best, (best_val + 0.5, &[])) {
             let half = deadline.saturating_duration_since(Instant::now()) / 2;
-            let params =
-                MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999).with(&model.diag) };
+            let params = MipParams { stop: Some(Arc::clone(stop)), ..MipParams::until(Instant::now() + half, 0.0, 0.999).with(&model.diag) };
             let res = highs::solve(&sub, None, &params);
             let better = strictly_better(mip, coefs, &best, best_val, &cols, &res.values);
             adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);

@@ -488,25 +488,7 @@ impl CycleModel {
         }
         let task_group = inst.tasks.iter().map(|t| t.group).collect();
         let merge_limit = cycle.diag.magnitude.unwrap_or(EXACT_MAGNITUDE);
-        CycleModel {
-            mip,
-            components,
-            y,
-            x,
-            dsel,
-            slices,
-            used,
-            blocks,
-            pooled,
-            e_col,
-            e_nodes,
-            task_group,
-            gone,
-            gmin_rows,
-            capacity_rows,
-            merge_limit,
-            diag: cycle.diag.clone(),
-        }
+        CycleModel { mip, components, y, x, dsel, slices, used, blocks, pooled, e_col, e_nodes, task_group, gone, gmin_rows, capacity_rows, merge_limit, diag: cycle.diag.clone() }
     }
 
     /// Term 1 alone as (group, weight) with its y column: weights that order the

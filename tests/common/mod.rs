@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tessera::decision::{Decision, PlacedRow, Placement, Status};
-use tessera::{check, Instance, Options, SolverKind};
+use tessera::{Instance, Options, SolverKind, check};
 
 /// A gang that overflows its only node by one byte (10 000 000 001 + 10 000 000 003 >
 /// 20 000 000 003): a capacity row HiGHS sees scaled, where one byte is inside its
