@@ -158,13 +158,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "flat")]
         suite: Suite,
         /// Comma-separated classes (default: flat-64,flat-256,flat-1024 for flat;
-        /// preempt-256,preempt-1024 for preemption; tiny,hetero-trap,flat-64,flat-256,preempt-256 for gap).
+        /// preempt-256,preempt-1024 for preemption; tiny,hetero-trap,flat-64,flat-256,preempt-256,tas-unconstrained,tas-preferred-slices,tas-queues for gap).
         #[arg(long)]
         classes: Option<String>,
-        /// Instances per class (default 5; gap: 70,50,40,15,25 = 200 instances).
+        /// Instances per class (default 5; gap: 70,50,40,15,25,10,10,10 = 230 instances).
         #[arg(long)]
         seeds: Option<u64>,
-        /// Budget per solve (default 10s; gap: 10s for tiny and hetero-trap, 2s for the other classes).
+        /// Budget per solve (default 10s; gap: 10s for tiny, hetero-trap and the tas-* classes, 2s for the others).
         #[arg(long)]
         time_limit: Option<String>,
         /// Output directory (gap suite only; required there).

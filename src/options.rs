@@ -25,13 +25,14 @@ pub enum SolverKind {
     K8sPodMostAllocated,
     /// kube-scheduler with the gang (PodGroup) plugin.
     K8sPodGroup,
-    /// Kueue topology-aware scheduling, BestFit profile.
+    /// Kueue v0.19 topology-aware scheduling with its default gates (`TASProfileMixed`:
+    /// LeastFreeCapacity for unconstrained requests, BestFit otherwise).
+    Kueue,
+    /// Kueue v0.19 topology-aware scheduling with `TASProfileMixed` off (BestFit everywhere).
     KueueBestFit,
-    /// Kueue topology-aware scheduling, LeastFreeCapacity profile.
-    KueueLeastFree,
-    /// YuniKorn, fair node sorting.
+    /// YuniKorn core (queues, applications, placeholders), fair node sorting.
     YuniKornFair,
-    /// YuniKorn, binpacking node sorting.
+    /// YuniKorn core (queues, applications, placeholders), binpacking node sorting.
     YuniKornBinpacking,
     /// Best-fit decreasing over groups, no evictions.
     Bfd,
@@ -46,8 +47,8 @@ impl SolverKind {
         SolverKind::K8sPod,
         SolverKind::K8sPodMostAllocated,
         SolverKind::K8sPodGroup,
+        SolverKind::Kueue,
         SolverKind::KueueBestFit,
-        SolverKind::KueueLeastFree,
         SolverKind::YuniKornFair,
         SolverKind::YuniKornBinpacking,
         SolverKind::Bfd,

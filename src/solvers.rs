@@ -1,6 +1,6 @@
 //! The registry: the one point where a [`SolverKind`] becomes its implementation.
 
-use crate::baselines::{bfd, ffd, k8s_pod, k8s_podgroup, k8s_preempt, kueue, yunikorn};
+use crate::baselines::{bfd, ffd, k8s_pod, k8s_podgroup, k8s_preempt, kueue_tas, yunikorn};
 use crate::engine::Solver;
 use crate::model::Instance;
 use crate::options::{Options, SolverKind};
@@ -13,8 +13,8 @@ fn solver_of(kind: SolverKind) -> &'static dyn Solver {
     static K8S_POD: k8s_pod::K8sPod = k8s_pod::K8sPod { most_allocated: false };
     static K8S_POD_MOST: k8s_pod::K8sPod = k8s_pod::K8sPod { most_allocated: true };
     static K8S_PODGROUP: k8s_podgroup::K8sPodGroup = k8s_podgroup::K8sPodGroup;
-    static KUEUE_BEST: kueue::Kueue = kueue::Kueue { least_free: false };
-    static KUEUE_LEAST: kueue::Kueue = kueue::Kueue { least_free: true };
+    static KUEUE: kueue_tas::solver::Kueue = kueue_tas::solver::Kueue { mixed: true };
+    static KUEUE_BEST: kueue_tas::solver::Kueue = kueue_tas::solver::Kueue { mixed: false };
     static YK_FAIR: yunikorn::YuniKorn = yunikorn::YuniKorn { binpacking: false };
     static YK_BIN: yunikorn::YuniKorn = yunikorn::YuniKorn { binpacking: true };
     static BFD: bfd::BestFitDecreasing = bfd::BestFitDecreasing;
@@ -25,8 +25,8 @@ fn solver_of(kind: SolverKind) -> &'static dyn Solver {
         SolverKind::K8sPod => &K8S_POD,
         SolverKind::K8sPodMostAllocated => &K8S_POD_MOST,
         SolverKind::K8sPodGroup => &K8S_PODGROUP,
+        SolverKind::Kueue => &KUEUE,
         SolverKind::KueueBestFit => &KUEUE_BEST,
-        SolverKind::KueueLeastFree => &KUEUE_LEAST,
         SolverKind::YuniKornFair => &YK_FAIR,
         SolverKind::YuniKornBinpacking => &YK_BIN,
         SolverKind::Bfd => &BFD,

@@ -31,10 +31,6 @@ pub(crate) enum NodeRule {
     /// Best fit: least remaining normalized capacity (summed over every resource but
     /// `pods`) after placement.
     BestFit,
-    /// YuniKorn node sort `fair`: most available resources first (before placement).
-    MostAvailable,
-    /// YuniKorn node sort `binpacking`: least available resources first.
-    LeastAvailable,
 }
 
 /// (allocatable, free) of resource `r` on node `n` as the scores see it; shared devices
@@ -119,8 +115,6 @@ pub(crate) fn pick(cycle: &Cycle, states: &[NodeState], t: TaskId, cands: &[Node
                 }
                 s
             }
-            NodeRule::MostAvailable => -mean_free_fraction(cycle, &states[n], n, &rs, None),
-            NodeRule::LeastAvailable => mean_free_fraction(cycle, &states[n], n, &rs, None),
         };
         // Round so that float noise never decides a tie (ties go to node order).
         let key = (key * 1e9).round() / 1e9;

@@ -16,6 +16,10 @@
 //!   domain of the slice level, rolled back if the slice does not complete); a slice is one
 //!   "unit" of the pod-by-pod loops below;
 //! - `preferred` topology is ignored except by the Kueue profiles.
+//!
+//! The Kueue (`kueue_tas`) and YuniKorn (`yunikorn`) baselines are ports of those
+//! schedulers' code and document their own choices; they check queue quotas at admission
+//! or allocation instead of trimming afterwards.
 
 pub mod bfd;
 pub mod common;
@@ -23,5 +27,5 @@ pub mod ffd;
 pub mod k8s_pod;
 pub mod k8s_podgroup;
 pub mod k8s_preempt;
-pub mod kueue;
+pub mod kueue_tas;
 pub mod yunikorn;

@@ -11,6 +11,7 @@ use crate::wire::decision::{Decision, Status};
 use std::cmp::Ordering;
 use std::time::Duration;
 
+mod profiles;
 mod topology;
 pub use topology::run_topology;
 
@@ -318,13 +319,22 @@ pub fn run_preemption(classes: &[String], seeds: u64, limit: Duration, progress:
 
 /// Classes of the gap suite with their default number of seeds (200 instances in all)
 /// and the default budget per solve.
-pub const GAP_CLASSES: &[(&str, u64)] = &[("tiny", 70), ("hetero-trap", 50), ("flat-64", 40), ("flat-256", 15), ("preempt-256", 25)];
+pub const GAP_CLASSES: &[(&str, u64)] = &[
+    ("tiny", 70),
+    ("hetero-trap", 50),
+    ("flat-64", 40),
+    ("flat-256", 15),
+    ("preempt-256", 25),
+    ("tas-unconstrained", 10),
+    ("tas-preferred-slices", 10),
+    ("tas-queues", 10),
+];
 
 /// Default budget per solve for a class of the gap suite: 10 s for the small classes
 /// (never reached), 2 s for the big ones (exact may stop there with status Feasible).
 pub fn gap_default_limit(class: &str) -> Duration {
     match class {
-        "tiny" | "hetero-trap" => Duration::from_secs(10),
+        "tiny" | "hetero-trap" | "tas-unconstrained" | "tas-preferred-slices" | "tas-queues" => Duration::from_secs(10),
         _ => Duration::from_secs(2),
     }
 }
@@ -385,6 +395,8 @@ pub fn run_gap(suite: &GapSuite, out: &std::path::Path, progress: &mut dyn FnMut
     let total: usize = suite.classes.iter().map(|(_, s)| *s as usize).sum::<usize>() * solver_list.len();
     let mut done = 0;
     let mut rows: Vec<(String, u64, Duration, Row)> = Vec::new();
+    let solver_names_run: Vec<String> = solver_list.iter().map(|s| s.name.clone()).collect();
+    let mut pairs = profiles::PairStats::default();
     for (class, seeds) in &suite.classes {
         let limit = suite.time_limit.unwrap_or_else(|| gap_default_limit(class));
         let cfg = Options { time_limit: Some(limit), ..Default::default() };
@@ -405,6 +417,7 @@ pub fn run_gap(suite: &GapSuite, out: &std::path::Path, progress: &mut dyn FnMut
                 };
                 progress(done, total, line);
             });
+            pairs.add(class, &one[0].1, &solver_names_run, &report.rows);
             rows.extend(report.rows.into_iter().map(|r| (class.clone(), seed, limit, r)));
         }
     }
@@ -483,6 +496,8 @@ and the comparison is against that decision). Total run time: {:.0} s.\n\n",
     let (h, cells) = compare::summary_cells(&compare::summarize(&all_rows));
     md.push_str(&compare::markdown_table(&h, &cells));
     md.push_str("\n![placed-groups gap per heuristic](gap-distribution.svg)\n\n![solve time versus cluster size](time-vs-nodes.svg)\n");
+    md.push_str(&pairs.markdown());
+    md.push_str(&profiles::solvers_markdown(&solver_names_run));
     md.push_str("\n## Per class\n");
     for (class, _) in &suite.classes {
         let rs: Vec<Row> = all_rows.iter().filter(|r| r.instance.starts_with(&format!("{class}/"))).cloned().collect();

@@ -22,6 +22,9 @@
 //! - `topo-512`, `topo-4096`: zones > blocks > racks of 16 GPU nodes, pre-occupied per
 //!   rack, with gangs of 8-256 pods under required/preferred topology and host slices
 //!   (`generate/topo.rs`);
+//! - `tas-unconstrained`, `tas-preferred-slices`, `tas-queues`: 16-node zone/rack
+//!   clusters where the scheduler baselines' rules differ: topology-free and slice-only
+//!   requests, preferred spreading, quota-bound YuniKorn queues (`generate/profiles.rs`);
 //! - `openb-64`, `openb-256`, `openb-1024`: nodes and pod shapes of Alibaba's public
 //!   GPU-cluster trace, read from `../shared/data/openb` (`generate/openb.rs`);
 //! - `hetero-trap`: small instances where placing a heterogeneous gang task by task,
@@ -103,6 +106,21 @@ const CLASSES: &[Class] = &[
         build: |r| Ok(topo::gen_topo(r, 4, 8, 8, (180, 220))),
     },
     Class {
+        name: "tas-unconstrained",
+        about: "16 nodes (2 zones > 4 racks, mixed sizes, a pool=x per rack): high-priority gangs without topology wider than any node (Kueue: LeastFreeCapacity vs BestFit), then groups that need the pool or a large node",
+        build: |r| Ok(profiles::gen_tas_unconstrained(r)),
+    },
+    Class {
+        name: "tas-preferred-slices",
+        about: "16 nodes (2 zones > 4 racks, mixed sizes): preferred rack/zone groups (some with host slices), slice-only groups (rack or host slices, no required/preferred), required-rack and topology-free groups",
+        build: |r| Ok(profiles::gen_tas_preferred_slices(r)),
+    },
+    Class {
+        name: "tas-queues",
+        about: "16 nodes (2 zones > 4 racks) under a YuniKorn queue tree with tight max, guaranteed, maxapplications, FIFO and FAIR leaves and running work; gangs and basic groups with preferred, required or no topology",
+        build: |r| Ok(profiles::gen_tas_queues(r)),
+    },
+    Class {
         name: "openb-64",
         about: "64 nodes of Alibaba's openb GPU-cluster trace, 30-70 % used by trace pods; pending jobs of trace pod shapes (whole-GPU gangs, GPU-share replicas, cpu gangs), GPU demand 1.0-1.5x free",
         build: |r| openb::gen_openb(r, 64),
@@ -120,6 +138,7 @@ const CLASSES: &[Class] = &[
 ];
 
 mod openb;
+mod profiles;
 mod topo;
 
 /// Names of all instance classes.

@@ -10,3 +10,6 @@ pub mod generate;
 mod plot;
 
 pub use crate::exact::diagnose::{export_lp, time_screening};
+/// The Kueue Topology-Aware Scheduling port behind the `kueue` baselines (tested against
+/// Kueue's own unit-test table).
+pub use crate::baselines::kueue_tas;
