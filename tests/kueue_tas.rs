@@ -11,7 +11,7 @@
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use tessera::quantity::{self, Scale};
+use tessera::wire::quantity::{self, Scale};
 use tessera::tooling::kueue_tas::snapshot::{FlavorSnapshot, NodeInfo, PodInfo, PodSetSpec, Taint, Toleration};
 use tessera::tooling::kueue_tas::{Gates, PodSetRequest, TopologyAssignment, TopologyRequest};
 
