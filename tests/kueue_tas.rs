@@ -11,9 +11,9 @@
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use tessera::wire::quantity::{self, Scale};
 use tessera::tooling::kueue_tas::snapshot::{FlavorSnapshot, NodeInfo, PodInfo, PodSetSpec, Taint, Toleration};
 use tessera::tooling::kueue_tas::{Gates, PodSetRequest, TopologyAssignment, TopologyRequest};
+use tessera::wire::quantity::{self, Scale};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -341,3 +341,28 @@ fn multi_tenant_example_through_the_cli() {
     let msg = String::from_utf8_lossy(&e.stderr);
     assert!(msg.contains("partitions[0].queues[0].queues[0].maxapplications"), "{msg}");
 }
+
+/// A group that names no queue is in root.default (as YuniKorn's Kubernetes shim places
+/// it) and counts against root.default's limits: root.default may use 2 cpu, so of the
+/// two 2-cpu groups without a queue only one fits; the group in root.a is unaffected.
+#[test]
+fn a_group_without_queue_is_in_root_default() {
+    let inst = parse(
+        r#"
+nodes: [{name: n0, allocatable: {cpu: "8"}}]
+queues:
+  - name: root
+    queues:
+      - {name: default, resources: {max: {cpu: "2"}}}
+      - {name: a}
+podGroups:
+  - {name: x, priority: 10, tasks: [{name: t, count: 1, requests: {cpu: "2"}}]}
+  - {name: y, tasks: [{name: t, count: 1, requests: {cpu: "2"}}]}
+  - {name: z, queue: root.a, tasks: [{name: t, count: 1, requests: {cpu: "2"}}]}
+"#,
+    );
+    assert_eq!(inst.groups[0].queue.as_deref(), Some("root.default"));
+    let d = solve(&inst);
+    assert_eq!(placed(&d), ["x", "z"]);
+    assert!(reason(&d, "y").contains("root.default"), "{}", reason(&d, "y"));
+}

@@ -285,6 +285,14 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
             l.take(g, &a.pods[g]);
         }
     }
+    // Rule 6: a later group may have used room an earlier group's eviction freed without
+    // being allowed to evict that victim itself (Kubernetes prevents this by nominating
+    // the room for the preemptor); such inversions are undone here.
+    let placed_before: Vec<GroupId> = order.iter().copied().filter(|&g| a.is_placed(g)).collect();
+    crate::engine::needed::enforce(cycle, &mut a);
+    for g in placed_before.into_iter().filter(|&g| !a.is_placed(g)) {
+        run.notes.insert(g, "it fitted only in room freed by evicting pods it may not evict itself (rule 6), so it was taken out".into());
+    }
     a.evicted.sort_unstable();
     run.evicted = a.evicted.len() as u64;
     run.assignment = a;

@@ -1696,7 +1696,8 @@ pods:
 
         let r = check(&i, &fixed(&i, hi_on("n1", &[("lo-0", "hi"), ("lo-1", "hi"), ("loner", "hi")])));
         assert_only(&r, &[6]);
-        assert_has(&r, 6, "pod loner on node n2 is evicted for group hi, which places no new pod on that node");
+        // hi places nothing on n2, so nothing it may do needs loner gone.
+        assert_has(&r, 6, "rule 6: eviction of loner (priority 1) on node n2 is not needed by the groups allowed to evict it");
 
         let r = check(&i, &fixed(&i, hi_on("n1", &[("lo-0", "hi"), ("lo-1", "hi"), ("ghost", "hi")])));
         assert_has(&r, 6, "evictions[2]: pod \"ghost\" does not exist");
@@ -1781,7 +1782,7 @@ pods:
     fn unneeded(r: &Report) -> BTreeSet<String> {
         r.violations
             .iter()
-            .filter(|x| x.message.ends_with("is not needed (the placements fit without it)"))
+            .filter(|x| x.message.contains("is not needed by the groups allowed to evict it"))
             .map(|x| x.message.clone())
             .collect()
     }
@@ -1811,7 +1812,7 @@ pods:
         // With b gone, a fits back (a 1 + lo-0 1 + hi 2 = 4); b does not (lo-0 1 + b 2 + hi 2 = 5).
         let r = check(&i, &fixed(&i, only_hi("n1", &[("b", "hi"), ("a", "hi")])));
         assert_only(&r, &[6]);
-        assert_has(&r, 6, "rule 6: eviction of a is not needed (the placements fit without it)");
+        assert_has(&r, 6, "rule 6: eviction of a (priority 1) on node n1 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room");
         assert_eq!(unneeded(&r).len(), 1, "{}", dump(&r));
         // Both single pods on n4 evicted for one new pod: each alone could stay.
         let i4 = inst(&NEEDED.replace(
@@ -1823,8 +1824,8 @@ pods:
         assert_eq!(
             unneeded(&r),
             BTreeSet::from([
-                "rule 6: eviction of s1 is not needed (the placements fit without it)".to_string(),
-                "rule 6: eviction of s2 is not needed (the placements fit without it)".to_string(),
+                "rule 6: eviction of s1 (priority 1) on node n4 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room".to_string(),
+                "rule 6: eviction of s2 (priority 1) on node n4 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room".to_string(),
             ])
         );
     }
@@ -1832,15 +1833,13 @@ pods:
     #[test]
     fn rule6_unneeded_eviction_of_a_podgroup_unit() {
         let i = inst(NEEDED);
-        // b gone is enough; lo (both members, lo-1 on another node) fits back as a unit.
+        // b gone is enough; lo (both members, lo-1 on another node) fits back as a unit,
+        // which is reported once.
         let r = check(&i, &fixed(&i, only_hi("n1", &[("b", "hi"), ("lo-0", "hi"), ("lo-1", "hi")])));
         assert_only(&r, &[6]);
         assert_eq!(
             unneeded(&r),
-            BTreeSet::from([
-                "rule 6: eviction of lo-0 is not needed (the placements fit without it)".to_string(),
-                "rule 6: eviction of lo-1 is not needed (the placements fit without it)".to_string(),
-            ]),
+            BTreeSet::from(["rule 6: eviction of lo-0, lo-1 (priority 5) on node n1, n2 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room".to_string()]),
             "{}",
             dump(&r)
         );
@@ -1853,13 +1852,13 @@ pods:
         let d = decision(vec![placement("whole", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "share"], &[("f", "whole"), ("c", "whole")]);
         let r = check(&i, &fixed(&i, d));
         assert_only(&r, &[6]);
-        assert_has(&r, 6, "rule 6: eviction of c is not needed (the placements fit without it)");
+        assert_has(&r, 6, "rule 6: eviction of c (priority 1) on node n3 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room");
         assert_eq!(unneeded(&r).len(), 1, "{}", dump(&r));
         // A 500m share next to f's 250m on the same device: f need not go.
         let d = decision(vec![placement("share", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "whole"], &[("f", "share")]);
         let r = check(&i, &fixed(&i, d));
         assert_only(&r, &[6]);
-        assert_has(&r, 6, "rule 6: eviction of f is not needed (the placements fit without it)");
+        assert_has(&r, 6, "rule 6: eviction of f (priority 1) on node n3 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room");
         // The whole device and f together break rule 3: needed.
         let d = decision(vec![placement("whole", vec![pd("w", "n3", "gpu", &[0])])], &["hi", "share"], &[("f", "whole")]);
         assert!(unneeded(&check(&i, &fixed(&i, d))).is_empty());

@@ -84,8 +84,9 @@ fn victim_units(inst: &Instance) -> Vec<VictimUnit> {
                 }
                 done_groups[g] = true;
                 let members = &inst.groups[g].bound;
-                // Evicting one member evicts all: only if every member may be evicted.
-                if members.iter().all(|&m| inst.pods[m].preemptible) {
+                // Evicting one member evicts all: only if every member may be evicted (a
+                // pod being released never is).
+                if members.iter().all(|&m| inst.pods[m].preemptible && !inst.pods[m].releasing) {
                     units.push(VictimUnit {
                         pods: members.clone(),
                         priority: members.iter().map(|&m| inst.pods[m].priority).max().unwrap_or(0),
@@ -94,7 +95,7 @@ fn victim_units(inst: &Instance) -> Vec<VictimUnit> {
                 }
             }
             _ => {
-                if p.preemptible {
+                if p.preemptible && !p.releasing {
                     units.push(VictimUnit { pods: vec![i], priority: p.priority, pending_group: p.group.filter(|&g| inst.is_pending(g)) });
                 }
             }

@@ -36,7 +36,7 @@ impl<'a> Ledger<'a> {
             let running = queues.running_before(q) as i64;
             apps_room.push(queues.tree.queues[q].max_applications.map_or(i64::MAX, |m| m as i64 - running));
         }
-        let running = inst.groups.iter().map(|g| !g.bound.is_empty()).collect();
+        let running = inst.groups.iter().map(|g| g.bound.iter().any(|&p| !inst.pods[p].releasing)).collect();
         Some(Ledger { inst, queues, room, apps_room, running })
     }
 

@@ -26,4 +26,5 @@ pub mod cycle;
 pub mod explain;
 pub mod greedy;
 pub mod ledger;
+pub mod needed;
 pub mod yunikorn_rules;

@@ -187,7 +187,7 @@ mod tests {
             let far = Instant::now() + std::time::Duration::from_secs(30);
             let fine = term1_bound_within(&cycle, &by_group, far, usize::MAX).expect("a bound");
             let coarse = term1_bound_within(&cycle, &by_group, far, 0).expect("a bound");
-            let opts = crate::Options { time_limit: Some(std::time::Duration::from_secs(30)), ..Default::default() };
+            let opts = crate::Options { time_limit: Some(std::time::Duration::from_secs(120)), ..Default::default() };
             let d = crate::solve(&inst, &opts);
             assert_eq!(d.status, crate::wire::decision::Status::Optimal, "{class} seed {seed}");
             let placed: Vec<&str> = d.placements.iter().map(|p| p.pod_group.as_str()).collect();

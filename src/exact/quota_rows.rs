@@ -69,7 +69,8 @@ pub fn add_rows(
             let mut running = 0i64;
             for &g in under {
                 let grp = &inst.groups[g];
-                if grp.bound.is_empty() {
+                // Pods being released count in no queue: a group of only those is not running.
+                if grp.bound.iter().all(|&p| inst.pods[p].releasing) {
                     if let Some(yc) = y[g] {
                         row.push((yc, 1.0));
                     }
@@ -77,7 +78,8 @@ pub fn add_rows(
                 }
                 running += 1;
                 // a_g <= e_u for every unit holding a member: 1 only when all went.
-                let units: Option<Vec<usize>> = grp.bound.iter().map(|&p| unit_of[p].and_then(|u| e_col[u])).collect();
+                let units: Option<Vec<usize>> =
+                    grp.bound.iter().filter(|&&p| !inst.pods[p].releasing).map(|&p| unit_of[p].and_then(|u| e_col[u])).collect();
                 if let Some(mut cols) = units {
                     cols.sort_unstable();
                     cols.dedup();

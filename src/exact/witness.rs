@@ -81,6 +81,11 @@ pub fn add_rows(cycle: &Cycle, mip: &mut Mip, cols: &Columns) -> Witnesses {
         candidates.extend(queue_witnesses(cycle, mip, cols, u, &mut out.gone));
         let mut ws = Vec::new();
         for (name, terms, need) in candidates {
+            // The left side moves in steps of the terms' gcd: `need` rounded up to a step
+            // is the same condition, and makes the row divisible by that gcd (byte counts
+            // then shrink to small numbers, far from HiGHS's tolerance).
+            let step = terms.iter().fold(0i64, |g, &(_, k)| gcd(g, k.abs())).max(1);
+            let need = need.div_euclid(step) * step + if need.rem_euclid(step) != 0 { step } else { 0 };
             // Void when ω = 0: the smallest the left side can be, all terms at their worst.
             let least: i64 =
                 terms.iter().map(|&(c, k)| if k < 0 { k * mip.col_upper[c] as i64 } else { k * mip.col_lower[c] as i64 }).sum();

@@ -4,7 +4,7 @@
 //! whole instance). Every error names the path of the bad field.
 
 use super::limits::Queues;
-use super::queues::{App, QueueTree};
+use super::queues::{App, QueueTree, DEFAULT_QUEUE};
 use super::*;
 use crate::wire::quantity::{self, Scale};
 use crate::wire::*;
@@ -318,21 +318,22 @@ impl Reader<'_> {
         if min_count < 0 {
             return Err(InputError::new(format!("{p}.minCount"), format!("must not be negative, got {min_count}")));
         }
+        // Without a queue, a group is in root.default, as YuniKorn's Kubernetes shim puts it.
         let queue_id = match (tree, &g.queue) {
             (None, _) => None,
             (Some(tree), Some(q)) => Some(tree.leaf(q, &format!("{p}.queue"))?),
-            (Some(_), None) => {
-                return Err(InputError::new(
+            (Some(tree), None) => Some(tree.leaf(DEFAULT_QUEUE, &format!("{p}.queue")).map_err(|_| {
+                InputError::new(
                     format!("{p}.queue"),
-                    "required when queues are given (the full dotted path of a leaf queue, e.g. root.default)",
-                ))
-            }
+                    format!("not given, so the group is in {DEFAULT_QUEUE}, which the queue tree lacks as a leaf"),
+                )
+            })?),
         };
         Ok(Group {
             name: g.name.clone(),
             namespace: g.namespace.clone(),
             uid: g.uid.clone(),
-            queue: g.queue.clone(),
+            queue: g.queue.clone().or_else(|| tree.map(|_| DEFAULT_QUEUE.to_string())),
             queue_id,
             priority,
             rank: priority,
@@ -774,7 +775,8 @@ impl Instance {
             .iter()
             .map(|under| {
                 let mut use_r = vec![0i64; self.resources.len()];
-                for p in under.iter().flat_map(|&g| &self.groups[g].bound) {
+                // A pod being released holds its node but counts in no queue.
+                for p in under.iter().flat_map(|&g| &self.groups[g].bound).filter(|&&p| !self.pods[p].releasing) {
                     for (r, u) in use_r.iter_mut().enumerate() {
                         *u += self.pods[*p].requests[r];
                     }
@@ -782,7 +784,8 @@ impl Instance {
                 use_r
             })
             .collect();
-        let running = groups_under.iter().map(|under| under.iter().filter(|&&g| !self.groups[g].bound.is_empty()).count()).collect();
+        let runs = |g: GroupId| self.groups[g].bound.iter().any(|&p| !self.pods[p].releasing);
+        let running = groups_under.iter().map(|under| under.iter().filter(|&&g| runs(g)).count()).collect();
         Ok(Queues { tree, max, guaranteed, groups_under, bound, running })
     }
 

@@ -30,6 +30,9 @@ use std::fmt;
 // Validated tree
 // ---------------------------------------------------------------------------------------
 
+/// The queue of a pod group that names none, as YuniKorn's Kubernetes shim assigns it.
+pub const DEFAULT_QUEUE: &str = "root.default";
+
 /// Dense queue id: the index in [`QueueTree::queues`]; `root` is 0.
 pub type QueueId = usize;
 
@@ -359,9 +362,13 @@ impl QueueTree {
         Ok(id)
     }
 
-    /// YuniKorn's configuration checks on limits: guaranteed <= max in a queue; a child's
-    /// max and maxapplications not above the nearest ancestor's; the children's guaranteed
-    /// summed not above the parent's guaranteed.
+    /// YuniKorn's configuration checks on limits (`checkQueueResource` and
+    /// `checkQueueMaxApplications` in yunikorn-core `pkg/common/configs/configvalidator.go`):
+    /// guaranteed not above max in a queue; a child's max not above the nearest ancestor's;
+    /// the children's guaranteed (a child without one counts its own children's) summed
+    /// not above the parent's guaranteed, where set, nor its effective max (the smallest on
+    /// its path); a parent's maxapplications, where set, at least each child's, and set on
+    /// every child.
     fn check_limits(&self) -> Result<(), InputError> {
         for q in &self.queues {
             let at = |field: &str| if q.source.is_empty() { field.to_string() } else { format!("{}.{field}", q.source) };
@@ -390,25 +397,80 @@ impl QueueTree {
                     }
                 }
             }
+            self.check_children_guaranteed(q, &at)?;
             if let Some(n) = q.max_applications {
-                if let Some((anc, an)) = self.ancestors(q.id).skip(1).find_map(|a| self.queues[a].max_applications.map(|v| (a, v))) {
-                    if n > an {
-                        return Err(InputError::new(
-                            at("maxapplications"),
-                            format!("{n} exceeds maxapplications {an} of {}", self.queues[anc].path),
-                        ));
+                for &c in &q.children {
+                    let child = &self.queues[c];
+                    let cat = |field: &str| format!("{}.{field}", child.source);
+                    match child.max_applications {
+                        None => {
+                            return Err(InputError::new(
+                                cat("maxapplications"),
+                                format!("must be set, as its parent {} sets maxapplications {n}", q.path),
+                            ))
+                        }
+                        Some(m) if m > n => {
+                            return Err(InputError::new(cat("maxapplications"), format!("{m} exceeds maxapplications {n} of {}", q.path)))
+                        }
+                        Some(_) => {}
                     }
                 }
             }
-            for (r, &g) in &q.guaranteed {
-                let sum: i64 = q.children.iter().filter_map(|&c| self.queues[c].guaranteed.get(r)).fold(0i64, |a, &b| a.saturating_add(b));
-                if sum > g {
+        }
+        Ok(())
+    }
+
+    /// What a queue guarantees as its parent sees it: its own guaranteed per resource, or
+    /// (none set) the sum over its children.
+    fn effective_guaranteed(&self, q: QueueId) -> IndexMap<String, i64> {
+        let queue = &self.queues[q];
+        if !queue.guaranteed.is_empty() {
+            return queue.guaranteed.clone();
+        }
+        let mut sum: IndexMap<String, i64> = IndexMap::new();
+        for &c in &queue.children {
+            for (r, v) in self.effective_guaranteed(c) {
+                let e = sum.entry(r).or_insert(0);
+                *e = e.saturating_add(v);
+            }
+        }
+        sum
+    }
+
+    /// The children's guaranteed summed: within the parent's guaranteed (where it sets
+    /// one for that resource) and within its effective max.
+    fn check_children_guaranteed(&self, q: &Queue, at: &dyn Fn(&str) -> String) -> Result<(), InputError> {
+        let mut sum: IndexMap<String, i64> = IndexMap::new();
+        for &c in &q.children {
+            for (r, v) in self.effective_guaranteed(c) {
+                let e = sum.entry(r).or_insert(0);
+                *e = e.saturating_add(v);
+            }
+        }
+        for (r, &total) in &sum {
+            if let Some(&g) = q.guaranteed.get(r) {
+                if total > g {
                     return Err(InputError::new(
                         at(&format!("resources.guaranteed.{r}")),
                         format!(
                             "the children's guaranteed {} sum above this queue's {}",
-                            self.fmt_quantity(r, sum),
+                            self.fmt_quantity(r, total),
                             self.fmt_quantity(r, g)
+                        ),
+                    ));
+                }
+            }
+            let max = self.ancestors(q.id).filter_map(|a| self.queues[a].max.get(r).map(|&m| (a, m))).min_by_key(|&(_, m)| m);
+            if let Some((a, m)) = max {
+                if total > m {
+                    let field = if a == q.id { at(&format!("resources.max.{r}")) } else { at("queues") };
+                    return Err(InputError::new(
+                        field,
+                        format!(
+                            "the children's guaranteed {} sum above the max {} of {}",
+                            self.fmt_quantity(r, total),
+                            self.fmt_quantity(r, m),
+                            self.queues[a].path
                         ),
                     ));
                 }
@@ -568,9 +630,7 @@ pub fn apps_from_doc(doc: &InstanceDoc, tree: &QueueTree) -> Result<Vec<App>, In
                 .ok_or_else(|| InputError::new(format!("{p}.priorityClassName"), format!("unknown priority class {c:?}")))?,
             (None, None) => 0,
         };
-        let queue = g.queue.as_deref().ok_or_else(|| {
-            InputError::new(format!("{p}.queue"), "required when queues are given (the full dotted path of a leaf queue)")
-        })?;
+        let queue = g.queue.as_deref().unwrap_or(DEFAULT_QUEUE);
         let q = tree.leaf(queue, &format!("{p}.queue"))?;
         out.push(App { name: g.name.clone(), queue: q, priority, created_at: g.created_at.unwrap_or(i as i64) });
     }

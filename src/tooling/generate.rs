@@ -883,6 +883,8 @@ fn gen_queue_tree(rng: &mut Rng) -> (GenQueues, Vec<usize>) {
         let later = n_parents - pi - 1;
         let mine = if later == 0 { left } else { rng.range(1, (left - later).min(2) as i64) as usize };
         let mut guaranteed_left = t.queues[id].guaranteed_cpu;
+        // YuniKorn's config check: the children's guaranteed within the parent's max too.
+        let mut max_left = t.queues[id].max_cpu;
         for _ in 0..mine {
             let name = ["a", "b", "c"][leaves.len()].to_string();
             let parent = &t.queues[id];
@@ -902,14 +904,22 @@ fn gen_queue_tree(rng: &mut Rng) -> (GenQueues, Vec<usize>) {
                 if let Some(left) = guaranteed_left {
                     g = g.min(left);
                 }
+                if let Some(left) = max_left {
+                    g = g.min(left);
+                }
                 if g > 0 {
                     l.guaranteed_cpu = Some(g);
                     guaranteed_left = guaranteed_left.map(|x| x - g);
+                    max_left = max_left.map(|x| x - g);
                 }
             }
             if rng.chance(25) {
                 let n = rng.range(1, 2) as u64;
                 l.max_apps = Some(parent.max_apps.map_or(n, |m| n.min(m)));
+            }
+            // ... and a parent's maxapplications set on every child.
+            if l.max_apps.is_none() {
+                l.max_apps = parent.max_apps;
             }
             if rng.chance(15) {
                 l.properties.push(("application.sort.policy", "fair".into()));

@@ -9,7 +9,7 @@ pub mod generate;
 #[cfg(feature = "cli")]
 mod plot;
 
-pub use crate::exact::diagnose::{export_lp, time_screening};
 /// The Kueue Topology-Aware Scheduling port behind the `kueue` baselines (tested against
 /// Kueue's own unit-test table).
 pub use crate::baselines::kueue_tas;
+pub use crate::exact::diagnose::{export_lp, time_screening};

@@ -34,17 +34,17 @@
 //! Kueue applies when it replaces a failed node (`requiredReplacementDomain`). And a group
 //! rejected by its queue (rule 7) is never admitted. No preemption.
 
+use super::{find_topology_assignment, Exclusion, Gates, LeafFit, PodSetRequest, TopologyRequest, Tree};
+use crate::baselines::common::{meets_min, queue_order};
 use crate::engine::assemble::assemble;
 use crate::engine::assignment::{Assignment, NewPod};
 use crate::engine::cycle::{filter_failure, passes_filters, pods_fitting, Cycle, NodeState};
 use crate::engine::ledger::Ledger;
 use crate::engine::Solver;
+use crate::model::*;
 use crate::options::Options;
 use crate::wire::decision::Decision;
-use crate::baselines::common::{meets_min, queue_order};
-use super::{find_topology_assignment, Exclusion, Gates, LeafFit, PodSetRequest, TopologyRequest, Tree};
 use crate::wire::decision::Status;
-use crate::model::*;
 
 /// A Kueue profile as a solver.
 pub struct Kueue {

@@ -11,10 +11,10 @@
 //! fits on; `canReplace`, `tryPlaceholderAllocate`: real pods replace placeholders on
 //! their nodes), `sorters.go` (`sortAskByPriority`: priority, then creation time).
 
-use crate::engine::assignment::NewPod;
-use crate::engine::cycle::{passes_filters, Cycle, NodeState};
 use super::nodes::{sorted_nodes, NodeSort};
 use super::queues::QueueState;
+use crate::engine::assignment::NewPod;
+use crate::engine::cycle::{passes_filters, Cycle, NodeState};
 use crate::model::*;
 
 /// One ask of an application: `pods` pods of task `task` allocated together (one pod, or

@@ -10,8 +10,8 @@
 //! `pkg/common/resources/resources.go` (`FitInMaxUndef`, `getShares`, `compareShares`,
 //! `CompUsageRatio`, `CompUsageRatioSeparately`, `StrictlyGreaterThan`).
 
-use crate::model::*;
 use crate::model::queues::{QueueId, SortPolicy};
+use crate::model::*;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -40,14 +40,17 @@ impl QueueState {
             usage: vec![vec![0; inst.resources.len()]; nq],
             pods: vec![0; nq],
             running: vec![0; nq],
-            tracked: inst.groups.iter().map(|g| !g.bound.is_empty()).collect(),
+            tracked: inst.groups.iter().map(|g| g.bound.iter().any(|&p| !inst.pods[p].releasing)).collect(),
         };
         if let Some(qs) = &inst.queues {
             for q in 0..nq {
                 for r in 0..inst.resources.len() {
                     s.usage[q][r] = qs.bound_usage(q, r);
                 }
-                s.pods[q] = qs.groups_under[q].iter().map(|&g| inst.groups[g].bound.len() as i64).sum();
+                s.pods[q] = qs.groups_under[q]
+                    .iter()
+                    .map(|&g| inst.groups[g].bound.iter().filter(|&&p| !inst.pods[p].releasing).count() as i64)
+                    .sum();
                 s.running[q] = qs.running_before(q) as i64;
             }
         }

@@ -354,6 +354,7 @@ partitions:
                   guaranteed: {cpu: 500m}
                   max: {cpu: "2.5", memory: 16G}
               - name: b
+                maxapplications: 5
                 parent: true
 "#,
     );
@@ -496,8 +497,9 @@ podGroups:
     let mut bad = doc.clone();
     bad.pod_groups[1].queue = Some("root.p".into());
     assert!(apps_from_doc(&bad, &tree).unwrap_err().to_string().starts_with("podGroups[1].queue: root.p is a parent queue"));
+    // Without a queue a group is in root.default, which this tree lacks.
     bad.pod_groups[1].queue = None;
-    assert!(apps_from_doc(&bad, &tree).unwrap_err().to_string().starts_with("podGroups[1].queue: required"));
+    assert!(apps_from_doc(&bad, &tree).unwrap_err().to_string().starts_with("podGroups[1].queue: unknown queue \"root.default\""));
     // The engine model ranks pending groups by those keys (term 1): g1 (1005) above g2 (8).
     let text = "nodes: [{name: n0, allocatable: {cpu: 1}}]\npriorityClasses: [{name: high, value: 1000}]\nqueues:\n  - name: root\n    queues: [{name: a, properties: {priority.offset: 5}}]\npodGroups:\n  - {name: g1, queue: root.a, priorityClassName: high, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}\n  - {name: g2, queue: root.a, priority: 3, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}\n";
     let inst = crate::Instance::from_text(text).unwrap_or_else(|e| panic!("{e}"));

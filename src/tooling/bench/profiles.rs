@@ -2,9 +2,9 @@
 //! behaviour and version each one is, and where the two profiles of one scheduler decide
 //! differently.
 
-use crate::tooling::compare::Row;
 use crate::model::Instance;
 use crate::options::{Options, SolverKind};
+use crate::tooling::compare::Row;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
