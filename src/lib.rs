@@ -47,7 +47,7 @@ pub mod spec;
 pub use decision::{Decision, Status};
 pub use model::Instance;
 pub use check::Report;
-pub use options::{CancelHandle, Diagnostics, FloorRows, Options, ProgressSink, SolverKind};
+pub use options::{CancelHandle, Diagnostics, EngineChoice, FloorRows, Options, ProgressSink, SolverKind};
 
 mod options;
 

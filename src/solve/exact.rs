@@ -68,6 +68,10 @@ impl Progress {
 }
 
 pub fn solve_exact(inst: &Instance, cfg: &Options) -> Decision {
+    // Large cycles (or when forced): the decomposition engine, where it is exact.
+    if let Some(d) = super::colgen::solve_if_chosen(inst, cfg) {
+        return d;
+    }
     let start = Instant::now();
     let budget = cfg.time_limit(inst);
     // The caller's budget is a hard limit on the whole call: HiGHS works to an earlier

@@ -50,6 +50,7 @@ pub(crate) fn solver_of(kind: SolverKind) -> &'static dyn Solver {
 mod assemble;
 mod bound;
 mod candidates;
+mod colgen;
 mod cycle;
 mod decompose;
 mod exact;

@@ -281,6 +281,11 @@ pub enum Rule6 {
     Reprieve,
     /// Weaker: some placed group that may preempt the victim has new pods on its node.
     Weak,
+    /// semantics.md rule 6 as corrected: as [`Rule6::Reprieve`] for a single pod; a
+    /// `disruptionMode: PodGroup` group's evicted members are restored *together* (the
+    /// eviction unit), and some node of theirs must then break capacity or a device with
+    /// the kept bound pods and the new pods of the groups that may evict the unit.
+    Spec,
 }
 
 /// Bound pods that may ever be evicted: preemptible, and some pending group could preempt them.
@@ -424,7 +429,15 @@ impl<'a> Search<'a> {
                     // outranks every member.
                     let members = &inst.groups[g].bound;
                     let top = members.iter().map(|&m| inst.pods[m].priority).max().unwrap();
-                    if !members.iter().all(|&m| inst.pods[m].preemptible) || !members.iter().any(|&m| self.needed(m, top)) {
+                    if !members.iter().all(|&m| inst.pods[m].preemptible) {
+                        return false;
+                    }
+                    let needed = if self.rule6 == Rule6::Spec {
+                        self.unit_needed(members, top)
+                    } else {
+                        members.iter().any(|&m| self.needed(m, top))
+                    };
+                    if !needed {
                         return false;
                     }
                     continue;
@@ -507,6 +520,65 @@ impl<'a> Search<'a> {
                     return true;
                 }
                 if restarts && qs.tree.queues[q].max_applications.is_some_and(|n| running[q] + 1 > n) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// [`Rule6::Spec`] for a PodGroup unit: with all of `members` back on their nodes and
+    /// devices, some node of theirs breaks capacity or a device next to the kept bound pods
+    /// and the new pods of the groups that may preempt priority `prio` (queues are not
+    /// generated together with PodGroup units here, so they are not consulted).
+    fn unit_needed(&self, members: &[usize], prio: i64) -> bool {
+        let inst = self.inst;
+        let nodes: BTreeSet<usize> = members.iter().map(|&m| inst.pods[m].node).collect();
+        for n in nodes {
+            let node = &inst.nodes[n];
+            let here: Vec<usize> = members.iter().copied().filter(|&m| inst.pods[m].node == n).collect();
+            let mut load: Vec<i64> = Vec::with_capacity(inst.resources.len());
+            for r in 0..inst.resources.len() {
+                let mut v = self.used[n][r];
+                for (t, task) in inst.tasks.iter().enumerate() {
+                    v -= self.task_node[t][n] * task.requests[r];
+                }
+                load.push(v + here.iter().map(|&m| inst.pods[m].requests[r]).sum::<i64>());
+            }
+            let mut new_dev: Vec<Vec<i64>> = vec![Vec::new(); self.shared.len()];
+            for (t, task) in inst.tasks.iter().enumerate() {
+                let c = self.task_node[t][n];
+                if c == 0 || !may_preempt(inst, task.group, prio, &inst.pods[here[0]]) {
+                    continue;
+                }
+                for r in 0..inst.resources.len() {
+                    load[r] += c * task.requests[r];
+                }
+                for (si, &r) in self.shared.iter().enumerate() {
+                    if task.requests[r] > 0 {
+                        new_dev[si].extend(std::iter::repeat(task.requests[r]).take(c as usize));
+                    }
+                }
+            }
+            for r in 0..inst.resources.len() {
+                if Some(r) == self.pods_r && !node.limits_pods {
+                    continue;
+                }
+                if load[r] > node.allocatable[r] {
+                    return true;
+                }
+            }
+            for (si, &r) in self.shared.iter().enumerate() {
+                let mut dev = self.bound_dev[n][si].clone();
+                for &m in &here {
+                    let pod = &inst.pods[m];
+                    if pod.requests[r] > 0 {
+                        for &d in &pod.devices[&r] {
+                            dev[d] += pod.requests[r].min(1000);
+                        }
+                    }
+                }
+                if !devices_fit(&dev, &new_dev[si]) {
                     return true;
                 }
             }
