@@ -778,6 +778,8 @@ impl LpSession {
         self.state.deadline = deadline;
         self.state.stop = stop;
         unsafe {
+            // HiGHS's clock runs on across the runs of one object: the limit is on it.
+            Highs_zeroAllClocks(self.h.0);
             set_opt_f64(self.h.0, "time_limit", remaining.as_secs_f64());
             Highs_setCallback(self.h.0, Some(interrupt_cb), &*self.state as *const CallbackState as *mut c_void);
             Highs_startCallback(self.h.0, CB_SIMPLEX_INTERRUPT as HighsInt);
@@ -789,8 +791,13 @@ impl LpSession {
                 _ if run < 0 => LpStatus::Error,
                 7 => LpStatus::Optimal,
                 8 => LpStatus::Infeasible,
+                // Unbounded or infeasible: every column of the callers' LPs is bounded.
+                9 => LpStatus::Infeasible,
                 _ => LpStatus::Stopped,
             };
+            if std::env::var_os("TESSERA_LP_STATUS").is_some() && status != LpStatus::Optimal {
+                eprintln!("lp session: model status {model_status}, run {run}");
+            }
             if status != LpStatus::Optimal {
                 return LpSolution { status, ..stopped };
             }

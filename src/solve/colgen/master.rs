@@ -34,6 +34,10 @@ impl Component {
     }
 }
 
+/// An objective: components with weights (one component with weight 1 for a tier; the
+/// term-1 levels with lexicographic weights for the joint search).
+pub type Objective = [(Component, f64)];
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColKind {
     /// Pattern `p` of node class `k`.
@@ -78,8 +82,8 @@ pub struct Master<'p, 'c, 'a> {
     pub rounds: u64,
     pub priced_inexact: u64,
     pub switches: HighsSwitches,
-    /// The tier whose objective the LP holds (new columns get their cost in it).
-    current: Option<Component>,
+    /// The objective the LP holds (new columns get their cost in it).
+    current: Option<Vec<(Component, f64)>>,
     /// Per node class: pricing work per round (raised where the search was cut).
     node_work: Vec<u64>,
     /// Per node class: branching on its units (bit masks over its pricing units): every
@@ -300,7 +304,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         self.cols.extend(cols);
         let lp_cols: Vec<(f64, f64, f64, Vec<(usize, f64)>)> = (first..self.cols.len())
             .map(|j| {
-                let cost = self.current.map_or(0.0, |comp| self.coef(comp, j));
+                let cost = self.current.as_ref().map_or(0.0, |obj| self.coef_obj(obj, j));
                 let c = &self.cols[j];
                 (cost, c.lo, c.up, c.entries.clone())
             })
@@ -495,8 +499,13 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         self.lp.set_col_bounds(col, lo, up);
     }
 
-    fn tier_costs(&self, comp: Component) -> Vec<f64> {
-        (0..self.cols.len()).map(|j| self.coef(comp, j)).collect()
+    /// Coefficient of column `col` in objective `obj`.
+    pub fn coef_obj(&self, obj: &Objective, col: usize) -> f64 {
+        obj.iter().map(|&(c, w)| w * self.coef(c, col)).sum()
+    }
+
+    fn tier_costs(&self, obj: &Objective) -> Vec<f64> {
+        (0..self.cols.len()).map(|j| self.coef_obj(obj, j)).collect()
     }
 
     /// Value of component `comp` at column values `x`.
@@ -504,14 +513,20 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         x.iter().enumerate().filter(|(_, &v)| v != 0.0).map(|(j, &v)| v * self.coef(comp, j)).sum()
     }
 
+    /// Value of objective `obj` at column values `x`.
+    pub fn value_obj(&self, obj: &Objective, x: &[f64]) -> f64 {
+        obj.iter().map(|&(c, w)| w * self.value(c, x)).sum()
+    }
+
     /// Column generation on tier `comp` until exact pricing finds nothing, the bound
     /// meets `target` (a known value: nothing to prove beyond it), or `deadline`.
     /// `budget` caps the pricing rounds (work limit).
-    pub fn colgen(&mut self, comp: Component, target: f64, deadline: Instant, budget: &mut u64) -> ColgenResult {
+    pub fn colgen(&mut self, obj: &Objective, target: f64, deadline: Instant, budget: &mut u64) -> ColgenResult {
         use rayon::prelude::*;
-        let costs = self.tier_costs(comp);
+        let costs = self.tier_costs(obj);
         self.lp.set_costs(&costs);
-        self.current = Some(comp);
+        self.current = Some(obj.to_vec());
+        let name = obj.iter().map(|c| c.0.name()).collect::<Vec<_>>().join("+");
         self.node_work.iter_mut().for_each(|w| *w = FIRST_NODE_WORK);
         let mut best_bound = INF;
         let mut last_lp = None;
@@ -527,6 +542,9 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 return ColgenResult { bound: -INF, lp: None, converged: true };
             }
             if sol.status != LpStatus::Optimal {
+                if self.prob.cycle.diag.debug {
+                    eprintln!("colgen {name}: LP {:?} (session ok {})", sol.status, self.lp.ok);
+                }
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
             }
             *budget -= 1;
@@ -535,7 +553,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             let p = self.prob;
             let inputs: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, f64)> = (0..p.nodes.len())
                 .map(|k| {
-                    let (vals, uvals, bonus) = self.node_values(k, comp, &y);
+                    let (vals, uvals, bonus) = self.node_values(k, obj, &y);
                     // Nothing beats the empty pattern by less than the convexity dual.
                     (vals, uvals, bonus, (-y[self.conv[k]]).max(0.0) + TOL)
                 })
@@ -552,7 +570,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 })
                 .collect();
             let work_sum: u64 = priced.iter().map(|p| p.work).sum();
-            let mut bound = self.lagrangian(comp, &y, &costs, &priced);
+            let mut bound = self.lagrangian(&name, &y, &costs, &priced);
             let mut new = 0;
             let mut exact = true;
             for (k, pr) in priced.iter().enumerate() {
@@ -580,7 +598,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 ws.sort();
                 ws.reverse();
                 for &(w, k) in ws.iter().take(4) {
-                    let (vals, _, _) = self.node_values(k, comp, &y);
+                    let (vals, _, _) = self.node_values(k, obj, &y);
                     let pos = vals.iter().filter(|&&v| v > 1e-9).count();
                     eprintln!(
                         "    node class {k}: work {w}, units {}, items {} positive {}, exact {} ub {:.3} best {:.3}",
@@ -592,11 +610,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                         priced[k].patterns.first().map_or(0.0, |p| p.1)
                     );
                 }
-                eprintln!(
-                    "colgen {}: round {}, lp {lp_value:.4}, lagrangian {bound:.4}, new columns {new}, exact {exact}",
-                    comp.name(),
-                    self.rounds
-                );
+                eprintln!("colgen {name}: round {}, lp {lp_value:.4}, lagrangian {bound:.4}, new columns {new}, exact {exact}", self.rounds);
             }
             if new == 0 && exact {
                 bound = bound.min(lp_value);
@@ -643,7 +657,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
 
     /// Pricing inputs of node class `k`: per item its value, per unit its value and its
     /// witness bonus, under duals `y` and the tier objective `comp`.
-    fn node_values(&self, k: usize, comp: Component, y: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    fn node_values(&self, k: usize, obj: &Objective, y: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         let p = self.prob;
         let ctx = &self.ctxs[k];
         let vals: Vec<f64> = ctx
@@ -653,11 +667,9 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 if !self.placeable(it.tc, k) {
                     return f64::NEG_INFINITY;
                 }
-                let obj = match comp {
-                    Component::Extra(l) if p.groups[p.tasks[it.tc].class].rank == l => 1.0,
-                    _ => 0.0,
-                };
-                obj + self.task_rows(it.tc, k).iter().map(|&r| y[r]).sum::<f64>() + self.count_rows.get(&(k, it.tc)).map_or(0.0, |&r| y[r])
+                let rank = p.groups[p.tasks[it.tc].class].rank;
+                let cost: f64 = obj.iter().filter(|&&(c, _)| c == Component::Extra(rank)).map(|&(_, w)| w).sum();
+                cost + self.task_rows(it.tc, k).iter().map(|&r| y[r]).sum::<f64>() + self.count_rows.get(&(k, it.tc)).map_or(0.0, |&r| y[r])
             })
             .collect();
         let mut uvals = Vec::with_capacity(ctx.units.len());
@@ -669,8 +681,10 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 v += y[self.ulink[&(u, k)]];
                 bonus.push(y[self.wit[&u]]);
             } else {
-                if let Component::Evicted(q) = comp {
-                    v -= self.unit_pods_at(u, q);
+                for &(c, w) in obj {
+                    if let Component::Evicted(q) = c {
+                        v -= w * self.unit_pods_at(u, q);
+                    }
                 }
                 if let Some(&r) = self.own.get(&u) {
                     v += y[r];
@@ -691,7 +705,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// priced out at the bound their dual's sign selects, every non-pattern column at the
     /// end of its box that pays more, every node class at its count times its best
     /// pattern's profit (the pricing's upper bound, at least 0: the empty pattern).
-    fn lagrangian(&self, comp: Component, y: &[f64], costs: &[f64], priced: &[pricing::Priced]) -> f64 {
+    fn lagrangian(&self, name: &str, y: &[f64], costs: &[f64], priced: &[pricing::Priced]) -> f64 {
         let mut b = 0.0;
         for (i, &(lo, up)) in self.rows.iter().enumerate() {
             if self.is_conv[i] || y[i] == 0.0 {
@@ -712,7 +726,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             b += self.prob.nodes[k].nodes.len() as f64 * pr.ub.max(0.0);
         }
         if self.prob.cycle.diag.debug {
-            eprintln!("lagrangian {}: rows {rows_part:.4} columns {cols_part:.4} patterns {:.4}", comp.name(), b - rows_part - cols_part);
+            eprintln!("lagrangian {name}: rows {rows_part:.4} columns {cols_part:.4} patterns {:.4}", b - rows_part - cols_part);
         }
         b
     }
@@ -731,14 +745,15 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         }
     }
 
-    /// The MIP over the columns generated so far for tier `comp`, from the incumbent `x`:
-    /// its objective is the tier plus the `later` components with lexicographic weights
-    /// scaled below one half (so the tier comes first and a solution equal on it but
-    /// better later is kept); only solutions above the incumbent are sought. A solution
-    /// lexicographically better than `x` on (`comp`, `later`...) if found.
+    /// The MIP over the columns generated so far for objective `obj` (integer weights),
+    /// from the incumbent `x`: its objective is `obj` plus the `later` components with
+    /// lexicographic weights scaled below one half (so `obj` comes first and a solution
+    /// equal on it but better later is kept); only solutions above the incumbent are
+    /// sought. A solution lexicographically better than `x` on (`obj`'s components, then
+    /// `later`) if found.
     pub fn restricted_mip(
         &self,
-        comp: Component,
+        obj: &Objective,
         later: &[Component],
         x: &[f64],
         deadline: Instant,
@@ -768,7 +783,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         }
         let scale = 0.5 / (acc + 1.0);
         let keep = comps.len();
-        let mut cost: Vec<f64> = (0..self.cols.len()).map(|j| self.coef(comp, j)).collect();
+        let mut cost: Vec<f64> = (0..self.cols.len()).map(|j| self.coef_obj(obj, j)).collect();
         for i in 0..keep {
             for (j, c) in cost.iter_mut().enumerate() {
                 *c += scale * w[i] * self.coef(comps[i].0, j);
@@ -799,7 +814,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             let v: Vec<f64> = res.values.iter().map(|v| v.round()).collect();
             if self.feasible(&v) {
                 let key =
-                    |y: &[f64]| -> Vec<f64> { std::iter::once(comp).chain(later.iter().copied()).map(|c| self.value(c, y)).collect() };
+                    |y: &[f64]| -> Vec<f64> { obj.iter().map(|c| c.0).chain(later.iter().copied()).map(|c| self.value(c, y)).collect() };
                 let (a, b) = (key(&v), key(x));
                 if a.iter().zip(&b).find(|(p, q)| (*p - *q).abs() > 0.5).is_some_and(|(p, q)| p > q) {
                     return Some(v);

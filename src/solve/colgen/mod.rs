@@ -109,7 +109,11 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     if !cycle.victims.is_empty() && deadline.saturating_duration_since(Instant::now()) > budget / 3 {
         // The Kubernetes-style preemption baseline: taken if its evictions pass rule 6
         // node by node (its reprieve reads rule 6 per group, not per decision).
+        let t_k8s = Instant::now();
         let k8s = super::k8s_preempt::preempt_in_order(&cycle).assignment;
+        let k8s_ms = t_k8s.elapsed().as_millis();
+        let k8s = repair_rule6(&prob, &m, k8s);
+        say(format_args!("k8s-preempt start {k8s_ms} ms, repaired for rule 6 in {} ms", t_k8s.elapsed().as_millis() - k8s_ms));
         if let Some(kx) = to_columns(&prob, &mut m, &k8s) {
             if better(&m, &prob, &kx, &x) {
                 x = kx;
@@ -129,28 +133,92 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
             comps.push(Component::Extra(l));
         }
     }
+    // Budget shares: of the time left, and of the work left when a work limit is set (then
+    // every phase change is by work, and the same input gives the same decision).
+    let limited = work != u64::MAX;
+    let share = |frac: f64, work: u64| -> (Instant, u64) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let w = if limited { ((work as f64 * frac).ceil() as u64).max(1).min(work) } else { u64::MAX };
+        (Instant::now() + left.mul_f64(frac), w)
+    };
+    // Phase 1: term 1 as one objective (levels with lexicographic weights), for an
+    // incumbent that is good at every level before the levels are proven one by one.
+    let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
+    let open_levels = placed.iter().filter(|&&c| m.value(c, &x) < floor(trivial_bound(&prob, c)) - 1e-9).count();
+    if placed.len() > 1 && open_levels > 0 && work > 0 && Instant::now() < deadline {
+        let merged = lex_weights(&m, &placed);
+        let (until, mut w) = share(0.25, work);
+        let w0 = w;
+        let _ = m.colgen(&merged, f64::INFINITY, until, &mut w);
+        work -= (w0 - w).min(work);
+        while x.len() < m.cols.len() {
+            x.push(0.0);
+        }
+        let (until, w) = share(0.2, work);
+        let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
+        if let Some(bx) = m.restricted_mip(&merged, &later, &x, until, limited.then_some(w.min(1 << 20) as i64)) {
+            x = bx;
+        }
+        work = work.saturating_sub(1);
+        say(format_args!(
+            "joint term 1: {}",
+            placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")
+        ));
+    }
+    // Phase 2: tier by tier. Until the first tier left open, each is proven (branch and
+    // price, most of the budget left) and fixed; after it, the later tiers are only
+    // improved, the earlier ones held at the incumbent's values (nothing claimed).
     let mut outcomes: Vec<TierOutcome> = Vec::new();
     let mut all_proven = true;
+    let mut held: Vec<Component> = Vec::new();
     for (ci, &comp) in comps.iter().enumerate() {
         let rounds0 = m.rounds;
         let later: Vec<Component> = comps[ci + 1..].to_vec();
         let mut bound = trivial_bound(&prob, comp);
         let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
         if !proven && Instant::now() < deadline && work > 0 {
-            bound = branch_and_price(&mut m, comp, &later, &mut x, bound, deadline, &mut work);
-            proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+            let obj = [(comp, 1.0)];
+            if all_proven {
+                let frac = if later.is_empty() { 1.0 } else { 0.6 };
+                let (until, mut w) = share(frac, work);
+                let w0 = w;
+                bound = branch_and_price(&mut m, comp, &later, &mut x, bound, until, &mut w);
+                work -= (w0 - w).min(work);
+                proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+            } else {
+                let frac = 1.0 / (comps.len() - ci) as f64;
+                let (until, mut w) = share(frac * 0.6, work);
+                let w0 = w;
+                let _ = m.colgen(&obj, f64::INFINITY, until, &mut w);
+                work -= (w0 - w).min(work);
+                while x.len() < m.cols.len() {
+                    x.push(0.0);
+                }
+                let (until, w) = share(frac * 0.4 / (1.0 - frac * 0.6), work);
+                if let Some(bx) = m.restricted_mip(&obj, &later, &x, until, limited.then_some(w.min(1 << 20) as i64)) {
+                    x = bx;
+                }
+                work = work.saturating_sub(1);
+            }
         }
         let value = m.value(comp, &x);
         say(format_args!(
             "tier {}: value {value}, bound {}, {}",
             comp.name(),
             if bound.is_finite() { format!("{bound:.3}") } else { "none".into() },
-            if proven { "proven" } else { "open" }
+            if !all_proven {
+                "improved only"
+            } else if proven {
+                "proven"
+            } else {
+                "open"
+            }
         ));
-        outcomes.push(TierOutcome { comp, value, bound, proven, millis: start.elapsed().as_millis() as u64, rounds: m.rounds - rounds0 });
-        if !proven {
-            all_proven = false;
-            break;
+        if all_proven {
+            outcomes.push(TierOutcome { comp, value, bound, proven, millis: start.elapsed().as_millis() as u64, rounds: m.rounds - rounds0 });
+            all_proven = proven;
+        } else {
+            held.push(comp);
         }
         m.fix(comp, value);
     }
@@ -191,6 +259,9 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     d.stats.insert("pricingInexact".into(), m.priced_inexact.into());
     d.stats.insert("lpIterations".into(), m.lp_iterations().into());
     d.stats.insert("tiers".into(), outcomes.iter().filter(|o| o.proven).map(|o| o.comp.name()).collect::<Vec<_>>().into());
+    if !held.is_empty() {
+        d.stats.insert("improvedAfterOpenTier".into(), held.iter().map(|c| c.name()).collect::<Vec<_>>().into());
+    }
     d.stats.insert(
         "tierDetail".into(),
         outcomes
@@ -321,7 +392,7 @@ fn branch_and_price(
         for (&k, &r) in &rules {
             m.set_unit_rules(k, r);
         }
-        let r = m.colgen(comp, inc, deadline, work);
+        let r = m.colgen(&[(comp, 1.0)], inc, deadline, work);
         while x.len() < m.cols.len() {
             x.push(0.0);
         }
@@ -330,17 +401,30 @@ fn branch_and_price(
             root = false;
             continue;
         }
-        let Some((_, lpx)) = r.lp else {
+        let Some((_, lpx)) = r.lp.clone() else {
+            if m.prob.cycle.diag.debug {
+                eprintln!("b&p {}: node without an LP solution (bound {nb:.3})", comp.name());
+            }
             open = open.max(nb);
             root = false;
             continue;
         };
         let choice = branching(m, &lpx);
+        if m.prob.cycle.diag.debug {
+            eprintln!(
+                "b&p {}: depth {}, node bound {nb:.3}, incumbent {inc}, lp {:.3}, converged {}, branch {choice:?}, stack {}",
+                comp.name(),
+                node.fixes.len(),
+                r.lp.as_ref().map_or(f64::NAN, |l| l.0),
+                r.converged,
+                stack.len()
+            );
+        }
         if root || !matches!(choice, Some(Fix::Col(..))) {
             let left = deadline.saturating_duration_since(Instant::now());
             let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
             let nodes = if *work == u64::MAX { None } else { Some((*work).min(1 << 20) as i64) };
-            if let Some(bx) = m.restricted_mip(comp, later, x, Instant::now() + slice, nodes) {
+            if let Some(bx) = m.restricted_mip(&[(comp, 1.0)], later, x, Instant::now() + slice, nodes) {
                 *x = bx;
             }
             *work = work.saturating_sub(1);
@@ -394,15 +478,26 @@ fn branch_and_price(
 /// unit; else a node class's fractional pods of a task class. `None`: all integral.
 fn branching(m: &Master, lpx: &[f64]) -> Option<Fix> {
     let frac = |v: f64| (v - v.round()).abs() > 1e-6;
+    // Class columns first (the groups placed), then domains, slices, evictions.
+    let rank = |k: &ColKind| match k {
+        ColKind::Y(_) => 0,
+        ColKind::D(..) => 1,
+        ColKind::S(..) => 2,
+        _ => 3,
+    };
     let col = m
         .cols
         .iter()
         .enumerate()
         .filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..)))
-        .map(|(j, _)| (j, lpx.get(j).copied().unwrap_or(0.0)))
-        .filter(|&(_, v)| frac(v))
-        .max_by(|a, b| (a.1 - a.1.floor()).partial_cmp(&(b.1 - b.1.floor())).unwrap_or(std::cmp::Ordering::Equal).then(b.0.cmp(&a.0)));
-    if let Some((j, v)) = col {
+        .map(|(j, c)| (j, rank(&c.kind), lpx.get(j).copied().unwrap_or(0.0)))
+        .filter(|&(_, _, v)| frac(v))
+        .min_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then((b.2 - b.2.floor()).partial_cmp(&(a.2 - a.2.floor())).unwrap_or(std::cmp::Ordering::Equal))
+                .then(a.0.cmp(&b.0))
+        });
+    if let Some((j, _, v)) = col {
         return Some(Fix::Col(j, v, 0.0));
     }
     // Per node class: how much of each unit is evicted, and the pods per task class.
@@ -542,6 +637,18 @@ fn better(m: &Master, p: &Problem, a: &[f64], b: &[f64]) -> bool {
     false
 }
 
+/// Integer weights that make `comps` lexicographic in one objective (first most
+/// important): `w_last = 1`, `w_i = 1 + Σ_{j>i} w_j Δ_j` with `Δ` the ranges.
+fn lex_weights(m: &Master, comps: &[Component]) -> Vec<(Component, f64)> {
+    let mut w = vec![0.0; comps.len()];
+    let mut acc = 0.0;
+    for i in (0..comps.len()).rev() {
+        w[i] = 1.0 + acc;
+        acc += w[i] * m.range(comps[i]);
+    }
+    comps.iter().copied().zip(w).collect()
+}
+
 fn finish(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, proven: Proven) -> Decision {
     assemble_with(cycle, a, status, gap, proven)
 }
@@ -569,6 +676,125 @@ fn bounds_of(inst: &Instance, outcomes: &[TierOutcome]) -> Bounds {
         }
     }
     b
+}
+
+/// Makes an assignment valid under rule 6 as the engine reads it (node patterns, devices
+/// packed exactly): an evicted unit that the pods allowed to evict it do not need goes
+/// back if everything still fits, else the lowest placed group that may not evict it and
+/// has pods on its nodes is unplaced; until every eviction is needed. For warm starts
+/// built under a weaker reading (the Kubernetes-style baseline reprieves per group).
+fn repair_rule6(p: &Problem, m: &Master, mut a: Assignment) -> Assignment {
+    let cycle = p.cycle;
+    let inst = cycle.inst;
+    let mut tc_of: BTreeMap<TaskId, usize> = BTreeMap::new();
+    for (tc, t) in p.tasks.iter().enumerate() {
+        for &task in &t.tasks {
+            tc_of.insert(task, tc);
+        }
+    }
+    let mut node_class = vec![usize::MAX; inst.nodes.len()];
+    for (k, nc) in p.nodes.iter().enumerate() {
+        for &n in &nc.nodes {
+            node_class[n] = k;
+        }
+    }
+    // Pods per node and task class, and the groups with pods per node.
+    let mut pods_on: BTreeMap<NodeId, BTreeMap<usize, i64>> = BTreeMap::new();
+    let mut groups_on: BTreeMap<NodeId, std::collections::BTreeSet<GroupId>> = BTreeMap::new();
+    for &g in &cycle.pending {
+        for q in &a.pods[g] {
+            if let Some(&tc) = tc_of.get(&q.task) {
+                *pods_on.entry(q.node).or_default().entry(tc).or_default() += 1;
+            }
+            groups_on.entry(q.node).or_default().insert(g);
+        }
+    }
+    a.evicted.sort_unstable();
+    a.evicted.dedup();
+    let pattern = |pods_on: &BTreeMap<NodeId, BTreeMap<usize, i64>>, evicted: &[usize], n: NodeId| -> Pattern {
+        let pods = pods_on.get(&n).map(|m| m.iter().filter(|e| *e.1 > 0).map(|(&tc, &c)| (tc, c)).collect()).unwrap_or_default();
+        let evict: Vec<usize> = evicted.iter().copied().filter(|&u| p.units[u].nodes.contains(&n)).collect();
+        Pattern { pods, evict, witness: Vec::new() }
+    };
+    let inspect = |pods_on: &BTreeMap<NodeId, BTreeMap<usize, i64>>, evicted: &[usize], n: NodeId| {
+        let k = node_class[n];
+        if k == usize::MAX {
+            return Some((Vec::new(), Vec::new()));
+        }
+        pricing::inspect(&m.ctxs[k], &pattern(pods_on, evicted, n))
+    };
+    let lowest = |gs: &mut dyn Iterator<Item = GroupId>| -> Option<GroupId> {
+        gs.min_by_key(|&g| (inst.groups[g].rank, std::cmp::Reverse(inst.groups[g].created_at), std::cmp::Reverse(g)))
+    };
+    // Per node with an eviction: its inspection (recomputed where something changed).
+    let mut seen: BTreeMap<NodeId, Option<(Vec<usize>, Vec<usize>)>> = BTreeMap::new();
+    let mut dirty: std::collections::BTreeSet<NodeId> = a.evicted.iter().flat_map(|&u| p.units[u].nodes.iter().copied()).collect();
+    for _ in 0..(cycle.pending.len() + p.units.len() + 1) {
+        for n in std::mem::take(&mut dirty) {
+            if a.evicted.iter().any(|&u| p.units[u].nodes.contains(&n)) {
+                seen.insert(n, inspect(&pods_on, &a.evicted, n));
+            } else {
+                seen.remove(&n);
+            }
+        }
+        let mut failing: Vec<usize> = Vec::new();
+        let mut witnessed: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        let mut broken_node = None;
+        for (&n, r) in &seen {
+            match r {
+                None => broken_node = broken_node.or(Some(n)),
+                Some((unw, multi)) => {
+                    failing.extend(unw.iter().copied());
+                    witnessed.extend(multi.iter().copied());
+                }
+            }
+        }
+        for &u in &a.evicted {
+            let own_placed = cycle.victims[u].pending_group.is_some_and(|g| a.is_placed(g));
+            if (p.units[u].multi && !witnessed.contains(&u)) || own_placed {
+                failing.push(u);
+            }
+        }
+        let unplace = |g: GroupId, a: &mut Assignment, pods_on: &mut BTreeMap<NodeId, BTreeMap<usize, i64>>, dirty: &mut std::collections::BTreeSet<NodeId>| {
+            for q in std::mem::take(&mut a.pods[g]) {
+                if let Some(&tc) = tc_of.get(&q.task) {
+                    *pods_on.entry(q.node).or_default().entry(tc).or_default() -= 1;
+                }
+                dirty.insert(q.node);
+            }
+            a.domain[g] = None;
+        };
+        if let Some(n) = broken_node {
+            // Pods over capacity (not expected from a baseline): the lowest group there goes.
+            let g = lowest(&mut groups_on.get(&n).into_iter().flatten().copied().filter(|&g| a.is_placed(g)));
+            match g {
+                Some(g) => {
+                    unplace(g, &mut a, &mut pods_on, &mut dirty);
+                    continue;
+                }
+                None => break,
+            }
+        }
+        failing.sort_unstable();
+        failing.dedup();
+        let Some(&u) = failing.first() else { break };
+        let unit_nodes = p.units[u].nodes.clone();
+        a.evicted.retain(|&x| x != u);
+        let fits = unit_nodes.iter().all(|&n| inspect(&pods_on, &a.evicted, n).is_some());
+        dirty.extend(unit_nodes.iter().copied());
+        if fits {
+            continue;
+        }
+        a.evicted.push(u);
+        a.evicted.sort_unstable();
+        let on: Vec<GroupId> = unit_nodes.iter().flat_map(|n| groups_on.get(n).into_iter().flatten().copied()).filter(|&g| a.is_placed(g)).collect();
+        let victim = lowest(&mut on.iter().copied().filter(|&g| !cycle.may_preempt(g, u))).or_else(|| lowest(&mut on.iter().copied()));
+        match victim {
+            Some(g) => unplace(g, &mut a, &mut pods_on, &mut dirty),
+            None => break,
+        }
+    }
+    a
 }
 
 /// The column values of an assignment (its node patterns added as columns), or `None`

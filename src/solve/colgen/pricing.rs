@@ -243,6 +243,16 @@ pub fn price(
 /// single-node units) and which of its units on several nodes it witnesses; `None` if
 /// invalid. For patterns that did not come from the search (the warm start's).
 pub fn check(ctx: &NodeCtx, pattern: &Pattern) -> Option<Vec<usize>> {
+    match inspect(ctx, pattern)? {
+        (unwitnessed, multi) if unwitnessed.is_empty() => Some(multi),
+        _ => None,
+    }
+}
+
+/// For a pattern whose pods fit (capacity and devices with its evictions; else `None`):
+/// its single-node units that rule 6 does not witness here, and its units on several
+/// nodes that it does witness.
+pub fn inspect(ctx: &NodeCtx, pattern: &Pattern) -> Option<(Vec<usize>, Vec<usize>)> {
     let values = vec![0.0; ctx.items.len()];
     let zeros = vec![0.0; ctx.units.len()];
     let mut s = Search::new(ctx, &values, &zeros, &zeros, 0.0, 1_000_000, 1);
@@ -274,7 +284,24 @@ pub fn check(ctx: &NodeCtx, pattern: &Pattern) -> Option<Vec<usize>> {
     if !s.devices_fit(mask, &counts, None, false) {
         return None;
     }
-    s.witnesses(mask, &counts)
+    let mut unwitnessed = Vec::new();
+    let mut multi = Vec::new();
+    // Per unit: witnessed with every other evicted unit still evicted.
+    for (j, un) in ctx.units.iter().enumerate() {
+        if mask >> j & 1 == 0 {
+            continue;
+        }
+        if s.witnessed(mask, j, &counts) {
+            if un.multi {
+                multi.push(un.u);
+            }
+        } else if !un.multi {
+            unwitnessed.push(un.u);
+        }
+    }
+    multi.sort_unstable();
+    unwitnessed.sort_unstable();
+    Some((unwitnessed, multi))
 }
 
 struct Search<'x> {
@@ -529,33 +556,38 @@ impl<'x> Search<'x> {
         true
     }
 
+    /// Rule 6 for unit `j` of `mask` with pods `counts` per type: with it restored (the
+    /// other units of `mask` still evicted) the pods of the types that may evict it do not
+    /// fit, by capacity or on the devices at all.
+    fn witnessed(&mut self, mask: u128, j: usize, counts: &[i64]) -> bool {
+        let ctx = self.ctx;
+        let un = &ctx.units[j];
+        let allowed: Vec<bool> = ctx.types.iter().map(|t| t.allowed >> j & 1 == 1).collect();
+        if !(0..ctx.types.len()).any(|ty| allowed[ty] && counts[ty] > 0) {
+            return false;
+        }
+        let cap = self.cap_of(mask);
+        for (d, &room) in cap.iter().enumerate() {
+            let load: i64 = (0..ctx.types.len()).filter(|&ty| allowed[ty]).map(|ty| ctx.types[ty].q[d] * counts[ty]).sum();
+            if load > room - un.s[d] {
+                return true;
+            }
+        }
+        // Devices with the unit restored: the allowed pods must not pack at all (an
+        // unfinished packing search counts as "they pack": no witness).
+        un.ds.iter().any(|l| !l.is_empty()) && !self.devices_fit(mask & !(1 << j), counts, Some(&allowed), true)
+    }
+
     /// Rule 6 for the single-node units of `mask` with pods `counts` per type; `Some(the
     /// witnessed units on several nodes)` if every single-node unit is witnessed.
     fn witnesses(&mut self, mask: u128, counts: &[i64]) -> Option<Vec<usize>> {
         let ctx = self.ctx;
-        let cap = self.cap_of(mask);
         let mut multi = Vec::new();
         for (j, un) in ctx.units.iter().enumerate() {
             if mask >> j & 1 == 0 {
                 continue;
             }
-            let allowed: Vec<bool> = ctx.types.iter().map(|t| t.allowed >> j & 1 == 1).collect();
-            let any = (0..ctx.types.len()).any(|ty| allowed[ty] && counts[ty] > 0);
-            let mut wit = false;
-            if any {
-                for (d, &room) in cap.iter().enumerate() {
-                    let load: i64 = (0..ctx.types.len()).filter(|&ty| allowed[ty]).map(|ty| ctx.types[ty].q[d] * counts[ty]).sum();
-                    if load > room - un.s[d] {
-                        wit = true;
-                        break;
-                    }
-                }
-                if !wit && un.ds.iter().any(|l| !l.is_empty()) {
-                    // Devices with the unit restored: the allowed pods must not pack at all
-                    // (an unfinished packing search counts as "they pack": no witness).
-                    wit = !self.devices_fit(mask & !(1 << j), counts, Some(&allowed), true);
-                }
-            }
+            let wit = self.witnessed(mask, j, counts);
             if un.multi {
                 if wit {
                     multi.push(un.u);
