@@ -109,6 +109,14 @@ const TOL: f64 = 1e-6;
 /// Search steps per node class and round: a cheap search first, raised eightfold where a
 /// round found no column, up to the cap (§4: the bound stays valid either way).
 const FIRST_NODE_WORK: u64 = 300;
+
+/// Patterns the search keeps per node class and round.
+const PER_NODE_COLUMNS: usize = 2;
+/// Most columns added per round (at least a quarter of the node classes): the LP re-solve
+/// grows with them (topo-4096: 7,500 new columns a round made each re-solve 0.5-1.4 s).
+const MAX_NEW_COLUMNS: usize = 1_000;
+/// Weight of the best-bound duals in the smoothed duals.
+const SMOOTHING: f64 = 0.5;
 const MAX_NODE_WORK: u64 = 2_000_000;
 
 impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
@@ -379,6 +387,23 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             return c;
         }
         let p = self.prob;
+        let e = self.pattern_entries(k, &pat);
+        let col = self.cols.len();
+        let up = if self.obeys_rules(k, &pat) { p.nodes[k].nodes.len() as f64 } else { 0.0 };
+        self.patterns.push((k, pat.clone()));
+        self.index.insert((k, pat), col);
+        self.push_cols(vec![Col { kind: ColKind::Pattern(k, self.patterns.len() - 1), lo: 0.0, up, entries: e }]);
+        col
+    }
+
+    /// Whether pattern `pat` of node class `k` is a column already.
+    pub fn has_pattern(&self, k: usize, pat: &Pattern) -> bool {
+        self.index.contains_key(&(k, pat.clone()))
+    }
+
+    /// Entries of pattern `pat` of node class `k` in the rows (a row may repeat).
+    fn pattern_entries(&self, k: usize, pat: &Pattern) -> Vec<(usize, f64)> {
+        let p = self.prob;
         let mut e: Vec<(usize, f64)> = vec![(self.conv[k], 1.0)];
         for &(tc, c) in &pat.pods {
             for r in self.task_rows(tc, k) {
@@ -397,7 +422,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         }
         for &(comp, r) in &self.fixed {
             if let Component::Evicted(_) = comp {
-                let v = self.pattern_coef(&pat, comp);
+                let v = self.pattern_coef(pat, comp);
                 if v != 0.0 {
                     e.push((r, v));
                 }
@@ -408,12 +433,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 e.push((r, c as f64));
             }
         }
-        let col = self.cols.len();
-        let up = if self.obeys_rules(k, &pat) { p.nodes[k].nodes.len() as f64 } else { 0.0 };
-        self.patterns.push((k, pat.clone()));
-        self.index.insert((k, pat), col);
-        self.push_cols(vec![Col { kind: ColKind::Pattern(k, self.patterns.len() - 1), lo: 0.0, up, entries: e }]);
-        col
+        e
     }
 
     /// Whether pattern `pat` of node class `k` keeps the unit branching rules there.
@@ -526,10 +546,15 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         let costs = self.tier_costs(obj);
         self.lp.set_costs(&costs);
         self.current = Some(obj.to_vec());
-        let name = obj.iter().map(|c| c.0.name()).collect::<Vec<_>>().join("+");
         self.node_work.iter_mut().for_each(|w| *w = FIRST_NODE_WORK);
+        let name = obj.iter().map(|c| c.0.name()).collect::<Vec<_>>().join("+");
         let mut best_bound = INF;
         let mut last_lp = None;
+        // Dual smoothing (Wentges): price at a mix of the duals of the best bound so far
+        // (the center) and the LP's; when that finds nothing that improves the LP, price
+        // at the LP's duals alone (a mispricing round).
+        let mut center: Option<Vec<f64>> = None;
+        let mut mispriced = false;
         loop {
             if Instant::now() >= deadline || *budget == 0 || self.prob.cycle.cancel.is_cancelled() {
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
@@ -549,7 +574,12 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             }
             *budget -= 1;
             self.rounds += 1;
-            let y = self.clamped(&sol.row_duals);
+            let y_lp = self.clamped(&sol.row_duals);
+            let smoothed = center.is_some() && !mispriced;
+            let y: Vec<f64> = match (&center, smoothed) {
+                (Some(c), true) => c.iter().zip(&y_lp).map(|(a, b)| SMOOTHING * a + (1.0 - SMOOTHING) * b).collect(),
+                _ => y_lp.clone(),
+            };
             let p = self.prob;
             let inputs: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, f64)> = (0..p.nodes.len())
                 .map(|k| {
@@ -566,75 +596,83 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 .zip(self.node_work.par_iter())
                 .zip(self.unit_rules.par_iter())
                 .map(|(((ctx, (vals, uvals, bonus, floor)), &w), &rules)| {
-                    pricing::price(ctx, vals, uvals, bonus, *floor, w, 2, deadline, rules)
+                    pricing::price(ctx, vals, uvals, bonus, *floor, w, PER_NODE_COLUMNS, deadline, rules)
                 })
                 .collect();
             let work_sum: u64 = priced.iter().map(|p| p.work).sum();
-            let mut bound = self.lagrangian(&name, &y, &costs, &priced);
-            let mut new = 0;
+            let bound = self.lagrangian(&name, &y, &costs, &priced);
+            if bound < best_bound {
+                best_bound = bound;
+                center = Some(y.clone());
+            }
+            // Candidates that improve the LP (reduced cost at the LP's duals), best first.
+            let mut cands: Vec<(f64, usize, Pattern)> = Vec::new();
             let mut exact = true;
             for (k, pr) in priced.iter().enumerate() {
                 exact &= pr.exact;
                 if !pr.exact {
                     self.priced_inexact += 1;
                 }
-                for (pat, _) in pr.patterns.iter().cloned() {
-                    let before = self.cols.len();
-                    self.add_pattern(k, pat);
-                    if self.cols.len() > before {
-                        new += 1;
+                for (pat, _) in &pr.patterns {
+                    if self.has_pattern(k, pat) || !self.obeys_rules(k, pat) {
+                        continue;
+                    }
+                    let rc = self.pattern_coef_obj(obj, pat) + self.pattern_entries(k, pat).iter().map(|&(r, v)| y_lp[r] * v).sum::<f64>();
+                    if rc > TOL {
+                        cands.push((rc, k, pat.clone()));
                     }
                 }
+            }
+            cands.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)).then_with(|| a.2.cmp(&b.2)));
+            cands.truncate(MAX_NEW_COLUMNS.max(p.nodes.len() / 4));
+            let new = cands.len();
+            for (_, k, pat) in cands {
+                self.add_pattern(k, pat);
             }
             let lp_value = sol.objective;
             if self.prob.cycle.diag.debug {
+                eprintln!("  lp {lp_ms} ms, pricing {} ms, work {}, lp iterations {}", t_price.elapsed().as_millis(), work_sum, self.lp.iterations);
                 eprintln!(
-                    "  lp {lp_ms} ms, pricing {} ms, work {}, lp iterations {}",
-                    t_price.elapsed().as_millis(),
-                    work_sum,
-                    self.lp.iterations
+                    "colgen {name}: round {}, lp {lp_value:.4}, lagrangian {bound:.4} (best {best_bound:.4}), new columns {new}, exact {exact}, smoothed {smoothed}",
+                    self.rounds
                 );
-                let mut ws: Vec<(u64, usize)> = priced.iter().enumerate().map(|(k, p)| (p.work, k)).collect();
-                ws.sort();
-                ws.reverse();
-                for &(w, k) in ws.iter().take(4) {
-                    let (vals, _, _) = self.node_values(k, obj, &y);
-                    let pos = vals.iter().filter(|&&v| v > 1e-9).count();
-                    eprintln!(
-                        "    node class {k}: work {w}, units {}, items {} positive {}, exact {} ub {:.3} best {:.3}",
-                        self.ctxs[k].units.len(),
-                        self.ctxs[k].items.len(),
-                        pos,
-                        priced[k].exact,
-                        priced[k].ub,
-                        priced[k].patterns.first().map_or(0.0, |p| p.1)
-                    );
-                }
-                eprintln!("colgen {name}: round {}, lp {lp_value:.4}, lagrangian {bound:.4}, new columns {new}, exact {exact}", self.rounds);
             }
-            if new == 0 && exact {
-                bound = bound.min(lp_value);
-            }
-            best_bound = best_bound.min(bound);
             last_lp = Some((lp_value, sol.col_values));
-            if new == 0 {
-                // Nothing found with the work given: more work where the search was cut,
-                // until the cap (then the bound keeps what the cut searches left open).
-                let mut raised = false;
-                for (k, pr) in priced.iter().enumerate() {
-                    if !pr.exact && self.node_work[k] < MAX_NODE_WORK {
-                        self.node_work[k] = (self.node_work[k] * 8).min(MAX_NODE_WORK);
-                        raised = true;
-                    }
-                }
-                if !raised {
-                    return ColgenResult { bound: best_bound, lp: last_lp, converged: exact };
-                }
-            }
             if best_bound <= target + 0.5 {
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
             }
+            if new > 0 {
+                mispriced = false;
+                continue;
+            }
+            if smoothed {
+                // Nothing found at the smoothed duals: price at the LP's.
+                mispriced = true;
+                continue;
+            }
+            if exact {
+                // Exact pricing at the LP's duals finds nothing: the LP is the bound.
+                best_bound = best_bound.min(lp_value);
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: true };
+            }
+            // Nothing found with the work given: more work where the search was cut, until
+            // the cap (then the bound keeps what the cut searches left open).
+            let mut raised = false;
+            for (k, pr) in priced.iter().enumerate() {
+                if !pr.exact && self.node_work[k] < MAX_NODE_WORK {
+                    self.node_work[k] = (self.node_work[k] * 8).min(MAX_NODE_WORK);
+                    raised = true;
+                }
+            }
+            if !raised {
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
+            }
         }
+    }
+
+    /// Objective coefficient of pattern `pat` in objective `obj`.
+    fn pattern_coef_obj(&self, obj: &Objective, pat: &Pattern) -> f64 {
+        obj.iter().map(|&(c, w)| w * self.pattern_coef(pat, c)).sum()
     }
 
     /// Row duals with the sign each row's bounds allow (a dual that would need a missing

@@ -171,11 +171,25 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     let mut outcomes: Vec<TierOutcome> = Vec::new();
     let mut all_proven = true;
     let mut held: Vec<Component> = Vec::new();
+    // The domain master of the compact engine's decomposition (decompose.rs): a second
+    // source of term-1 bounds where groups require domains and nothing can be evicted.
+    let mut domain_master: Option<super::decompose::Master> = None;
     for (ci, &comp) in comps.iter().enumerate() {
         let rounds0 = m.rounds;
         let later: Vec<Component> = comps[ci + 1..].to_vec();
         let mut bound = trivial_bound(&prob, comp);
         let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+        if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, all_proven, screening.as_ref()) {
+            if domain_master.is_none() && cycle.victims.is_empty() && !limited && Instant::now() < deadline {
+                let hint = decode(&prob, &m, &x);
+                let (until, _) = share(0.35, work);
+                domain_master = Some(super::decompose::solve_master(&cycle, topo, scr, &hint, until));
+            }
+            if let Some(b) = domain_master.as_ref().and_then(|dm| master_bound(dm, &outcomes, comp)) {
+                bound = bound.min(b);
+                proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+            }
+        }
         if !proven && Instant::now() < deadline && work > 0 {
             let obj = [(comp, 1.0)];
             if all_proven {
@@ -635,6 +649,23 @@ fn better(m: &Master, p: &Problem, a: &[f64], b: &[f64]) -> bool {
         }
     }
     false
+}
+
+/// The domain master's bound on term-1 level `comp`, valid for this decision: only when
+/// every earlier level's master row holds exactly the value this decision proved there
+/// (the master bounds a level over master solutions that keep its earlier rows).
+fn master_bound(dm: &super::decompose::Master, outcomes: &[TierOutcome], comp: Component) -> Option<f64> {
+    let Component::Placed(l) = comp else { return None };
+    for &(rank, b) in &dm.bounds {
+        if rank == l {
+            return Some(b as f64);
+        }
+        let earlier = outcomes.iter().find(|o| o.comp == Component::Placed(rank))?;
+        if !earlier.proven || earlier.value != b as f64 {
+            return None;
+        }
+    }
+    None
 }
 
 /// Integer weights that make `comps` lexicographic in one objective (first most
