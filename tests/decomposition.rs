@@ -2,9 +2,8 @@
 //! (tests/reference) on tiny instances, forced with `Diagnostics::engine`.
 //!
 //! Per instance: the decision passes `tessera check`; it never beats the reference
-//! optimum (the reference reads rule 6 as semantics.md does, [`reference::Rule6::Spec`]:
-//! an eviction unit must be needed by the groups allowed to make it, with the unit restored
-//! and the others' new pods set aside); `Optimal` means
+//! optimum (the reference reads rule 6 as semantics.md does: an eviction unit must be
+//! needed by the groups allowed to make it, without priority inversion); `Optimal` means
 //! equal to it; and every row bound the decision reports holds for the optimum (an
 //! `atMost` below the optimum's value of its row, or an `atLeast` above it, is a bug). The
 //! work budget is small so that many decisions end with an open row, whose bound is the
@@ -15,9 +14,9 @@
 
 mod reference;
 
-use reference::{Rule6, Term3};
+use reference::Term3;
 use std::collections::BTreeMap;
-use tessera::decision::Decision;
+use tessera::wire::decision::Decision;
 use tessera::{Diagnostics, EngineChoice, Instance, Options, Status};
 
 fn cases() -> Vec<u64> {
@@ -68,7 +67,7 @@ fn decomposition_matches_the_reference_and_its_bounds_hold() {
     let mut problems = Vec::new();
     let (mut total, mut optimal, mut open_rows, mut skipped, mut searched) = (0, 0, 0, 0, 0);
     for seed in cases() {
-        let doc = tessera::generate::generate("tiny", seed).expect("tiny is a class");
+        let doc = tessera::tooling::generate::generate("tiny", seed).expect("tiny is a class");
         let inst = Instance::from_doc(&doc).expect("generated instances are valid");
         // Too many possible victims for the brute force.
         let victims = inst.pods.iter().filter(|p| p.preemptible).count();
@@ -80,20 +79,20 @@ fn decomposition_matches_the_reference_and_its_bounds_hold() {
         let d = tessera::solve(&inst, &forced(work));
         // A cycle the engine does not express (a required hostname level) goes to the
         // compact model: not this test's subject.
-        if d.stats.get("engine").and_then(|v| v.as_str()) != Some("decomposition") {
+        if d.stats.other.get("engine").and_then(|v| v.as_str()) != Some("decomposition") {
             skipped += 1;
             continue;
         }
         total += 1;
         // Decided by the warm start and the trivial bounds alone (nothing searched).
-        let rounds = d.stats.get("pricingRounds").and_then(|v| v.as_u64()).unwrap_or(0);
+        let rounds = d.stats.other.get("pricingRounds").and_then(|v| v.as_u64()).unwrap_or(0);
         searched += (rounds > 0) as usize;
         let report = tessera::check(&inst, &d);
         if !report.is_valid() {
             problems.push(format!("seed {seed}: invalid decision\n{}\n{yaml}", tessera::check::render(&report)));
             continue;
         }
-        let r = reference::solve_opts(&inst, Term3::ByPriority, Rule6::Spec);
+        let r = reference::solve_with(&inst, Term3::ByPriority);
         let key = reference::decision_key(&inst, &d, Term3::ByPriority);
         if key > r.key {
             problems.push(format!("seed {seed}: decision {key:?} beats the reference optimum {:?}\n{yaml}", r.key));
@@ -180,24 +179,24 @@ fn decomposition_proves_the_reference_optimum_without_a_work_limit() {
     let mut problems = Vec::new();
     let mut total = 0;
     for seed in cases().into_iter().take(150) {
-        let doc = tessera::generate::generate("tiny", seed).expect("tiny is a class");
+        let doc = tessera::tooling::generate::generate("tiny", seed).expect("tiny is a class");
         let inst = Instance::from_doc(&doc).expect("generated instances are valid");
         if inst.pods.iter().filter(|p| p.preemptible).count() > 10 {
             continue;
         }
         let d = tessera::solve(&inst, &forced(None));
-        if d.stats.get("engine").and_then(|v| v.as_str()) != Some("decomposition") {
+        if d.stats.other.get("engine").and_then(|v| v.as_str()) != Some("decomposition") {
             continue;
         }
         total += 1;
-        let r = reference::solve_opts(&inst, Term3::ByPriority, Rule6::Spec);
+        let r = reference::solve_with(&inst, Term3::ByPriority);
         let key = reference::decision_key(&inst, &d, Term3::ByPriority);
         if !tessera::check(&inst, &d).is_valid() || key != r.key || d.status != Status::Optimal {
             problems.push(format!(
                 "seed {seed}: {:?} {key:?} vs optimum {:?} (stats {:?})\n{}",
                 d.status,
                 r.key,
-                d.stats.get("tierDetail"),
+                d.stats.other.get("tierDetail"),
                 serde_yaml_ng::to_string(&doc).unwrap_or_default()
             ));
         }
