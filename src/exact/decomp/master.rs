@@ -683,9 +683,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             .iter()
             .zip(&self.rows)
             .map(|(&y, &(lo, up))| {
-                if y > 0.0 && lo == -INF {
-                    0.0
-                } else if y < 0.0 && up == INF {
+                if (y > 0.0 && lo == -INF) || (y < 0.0 && up == INF) {
                     0.0
                 } else {
                     y

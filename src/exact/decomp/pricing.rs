@@ -443,7 +443,7 @@ impl<'x> Search<'x> {
             return false;
         }
         self.budget -= 1;
-        if self.budget % 128 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.budget.is_multiple_of(128) && self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.budget = 0;
         }
         true
@@ -820,14 +820,14 @@ impl<'x> Search<'x> {
                 let used: i64 = (0..ctx.types.len())
                     .map(|ty| {
                         let q = ctx.types[ty].dq[j];
-                        if (d - nd) % 2 == 0 || q >= 1000 {
+                        if (d - nd).is_multiple_of(2) || q >= 1000 {
                             q * self.counts[ty]
                         } else {
                             0
                         }
                     })
                     .sum();
-                if (d - nd) % 2 == 0 {
+                if (d - nd).is_multiple_of(2) {
                     f.iter().map(|&x| x.max(0)).sum::<i64>() - used
                 } else {
                     f.iter().filter(|&&x| x >= 1000).count() as i64 * 1000 - used
@@ -893,7 +893,7 @@ fn weight(ctx: &NodeCtx, ty: usize, d: usize) -> f64 {
     } else if d < nd + nv {
         let j = (d - nd) / 2;
         let q = t.dq[j];
-        if (d - nd) % 2 == 0 || q >= 1000 {
+        if (d - nd).is_multiple_of(2) || q >= 1000 {
             q as f64
         } else {
             0.0
