@@ -682,13 +682,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         duals
             .iter()
             .zip(&self.rows)
-            .map(|(&y, &(lo, up))| {
-                if (y > 0.0 && lo == -INF) || (y < 0.0 && up == INF) {
-                    0.0
-                } else {
-                    y
-                }
-            })
+            .map(|(&y, &(lo, up))| if (y > 0.0 && lo == -INF) || (y < 0.0 && up == INF) { 0.0 } else { y })
             .collect()
     }
 
