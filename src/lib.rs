@@ -47,7 +47,7 @@ mod solvers;
 
 pub use check::Report;
 pub use model::Instance;
-pub use options::{CancelHandle, Diagnostics, FloorRows, Options, ProgressSink, SolverKind};
+pub use options::{CancelHandle, Diagnostics, EngineChoice, FloorRows, Options, ProgressSink, SolverKind};
 pub use wire::decision::{Decision, Status};
 pub use wire::InputError;
 

@@ -18,6 +18,7 @@ mod bounds;
 pub(crate) mod candidates;
 #[cfg(test)]
 mod crosscheck;
+pub(crate) mod decomp;
 pub(crate) mod decompose;
 pub(crate) mod diagnose;
 pub(crate) mod highs;
@@ -111,6 +112,10 @@ struct WarmStart {
 
 /// Decides one cycle with the exact engine.
 pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
+    // Large cycles (or when forced): the decomposition engine, where it is exact.
+    if let Some(d) = decomp::solve_if_chosen(inst, opts) {
+        return d;
+    }
     let clock = Clock::new(inst, opts);
     let say = Say { sink: opts.progress.clone(), start: clock.start };
     let mut cycle = Cycle::new(inst);
