@@ -93,8 +93,8 @@ pub struct SimOptions {
     pub work_limit: Option<u64>,
     /// Threads for the solver's parallel phases (never changes a decision).
     pub threads: Option<usize>,
-    /// Validate every decision with [`crate::check()`]; the run stops at the first one
-    /// that fails.
+    /// Validate every decision with [`crate::check()`]; a decision that fails is logged
+    /// (`checkFailed`), counted in the summary and not applied.
     pub check: bool,
 }
 
@@ -118,8 +118,8 @@ impl Outcome {
     }
 }
 
-/// Runs `scenario` to its end. Errors: a decision that fails `check` (with
-/// [`SimOptions::check`]), or a cycle instance the simulator could not build.
+/// Runs `scenario` to its end. Errors: a cycle instance the simulator could not build
+/// (a bug, reported rather than hidden).
 pub fn simulate(scenario: &Scenario, opts: &SimOptions) -> Result<Outcome, String> {
     let start = std::time::Instant::now();
     let mut w = world::World::new(scenario, opts);

@@ -96,6 +96,8 @@ pub struct Totals {
     pub cycles_run: usize,
     pub decisions: u64,
     pub decisions_checked: u64,
+    /// Checked decisions that failed the validator (logged as `checkFailed`, not applied).
+    pub check_failures: u64,
 }
 
 /// Wall-clock figures (the only non-deterministic part of a run).
@@ -229,6 +231,7 @@ pub(super) fn summarize(w: &World, wall: std::time::Duration) -> Summary {
         cycles_run: cycles.len(),
         decisions: cycles.iter().map(|c| c.decisions as u64).sum(),
         decisions_checked: w.decisions_checked,
+        check_failures: w.check_failures,
     };
     Summary {
         description: sc.description.clone(),
@@ -330,8 +333,8 @@ pub fn summary_table(sm: &Summary) -> String {
     );
     let _ = writeln!(
         out,
-        "cycles run {}, decisions {} ({} checked); wall {:.0} ms, solve {:.0} ms, {:.1} cycles per wall second",
-        t.cycles_run, t.decisions, t.decisions_checked, sm.timing.wall_millis, sm.timing.solve_millis, sm.timing.cycles_per_wall_second
+        "cycles run {}, decisions {} ({} checked, {} failed check); wall {:.0} ms, solve {:.0} ms, {:.1} cycles per wall second",
+        t.cycles_run, t.decisions, t.decisions_checked, t.check_failures, sm.timing.wall_millis, sm.timing.solve_millis, sm.timing.cycles_per_wall_second
     );
     out
 }

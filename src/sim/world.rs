@@ -147,7 +147,6 @@ pub(super) struct World<'s> {
     pub changed: bool,
     pub last_cycle: Option<Ms>,
     pub cycles: Vec<CycleStat>,
-    pub cycles_skipped: u64,
     // Usage accounting (per resource of the scenario) and its time integrals.
     pub used: Vec<i64>,
     pub reserved: Vec<i64>,
@@ -159,6 +158,8 @@ pub(super) struct World<'s> {
     /// The integrals at the last change of usage (the horizon without `until`).
     pub acc_at_activity: (Ms, Vec<i128>, Vec<i128>, Vec<i128>),
     pub decisions_checked: u64,
+    /// Decisions that failed [`crate::check()`] (not applied).
+    pub check_failures: u64,
 }
 
 fn secs(ms: Ms) -> Value {
@@ -190,7 +191,6 @@ impl<'s> World<'s> {
             changed: false,
             last_cycle: None,
             cycles: Vec::new(),
-            cycles_skipped: 0,
             used: vec![0; nres],
             reserved: vec![0; nres],
             cap: vec![0; nres],
@@ -200,6 +200,7 @@ impl<'s> World<'s> {
             acc_cap: vec![0; nres],
             acc_at_activity: (0, vec![0; nres], vec![0; nres], vec![0; nres]),
             decisions_checked: 0,
+            check_failures: 0,
         };
         for n in sc.instance.nodes.clone() {
             w.add_capacity(&n, 1);
