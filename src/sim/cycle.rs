@@ -123,6 +123,10 @@ impl World<'_> {
                 }
             }
             let mut task_docs = Vec::new();
+            if shapes.is_empty() {
+                // Only bound pods: the group still needs a task, with nothing to place.
+                task_docs.push(TaskDoc { name: "bound".into(), count: 0, ..Default::default() });
+            }
             for (_, mut t, pods) in shapes {
                 if gang {
                     // The whole rest of the gang's placeholders, or nothing; real pods
