@@ -167,7 +167,8 @@ fn soft_timeout_section_10() {
             ],
         ),
     );
-    let state_msg: Vec<String> = out.log.iter().filter(|e| e["kind"] == "state" && e.get("message").is_some()).map(|e| s(e, "message")).collect();
+    let state_msg: Vec<String> =
+        out.log.iter().filter(|e| e["kind"] == "state" && e.get("message").is_some()).map(|e| s(e, "message")).collect();
     assert_eq!(state_msg, ["ResourceReservationTimeout"]);
     assert_eq!(out.summary.apps[0].wait, Some(70.0));
     assert_eq!(out.summary.totals.placeholder_timeouts, 1);
@@ -493,5 +494,8 @@ fn scenario_errors_name_the_path() {
         Some("events[0].submit.taskGroups[0]")
     );
     assert_eq!(err(&format!("{nodes}cyclePeriod: 0\n")), "cyclePeriod: must be between 1ms and a day");
-    assert_eq!(err(&format!("{nodes}events:\n  - {{at: 0, completePod: ghost}}\n")), "events[0].completePod: no pod \"ghost\" of an application is created before");
+    assert_eq!(
+        err(&format!("{nodes}events:\n  - {{at: 0, completePod: ghost}}\n")),
+        "events[0].completePod: no pod \"ghost\" of an application is created before"
+    );
 }

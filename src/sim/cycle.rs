@@ -174,7 +174,8 @@ impl World<'_> {
     }
 
     fn instance(&self, built: &Built) -> Result<Instance, String> {
-        Instance::from_doc(&built.doc).map_err(|e| format!("at {} s the simulator's cycle instance is invalid: {e}", self.now as f64 / 1000.0))
+        Instance::from_doc(&built.doc)
+            .map_err(|e| format!("at {} s the simulator's cycle instance is invalid: {e}", self.now as f64 / 1000.0))
     }
 
     /// One decision: build, solve, check, apply.
@@ -209,7 +210,15 @@ impl World<'_> {
                 self.check_failures += 1;
                 let what = if want == Want::Placeholders { "placeholders" } else { "pods" };
                 let text = crate::check::render(&report);
-                self.emit(None, "checkFailed", vec![("solver", serde_json::json!(opts.solver.name())), ("decision", serde_json::json!(what)), ("report", serde_json::json!(text))]);
+                self.emit(
+                    None,
+                    "checkFailed",
+                    vec![
+                        ("solver", serde_json::json!(opts.solver.name())),
+                        ("decision", serde_json::json!(what)),
+                        ("report", serde_json::json!(text)),
+                    ],
+                );
                 debug_assert!(false, "a cycle decision fails check:\n{text}");
                 return Ok(());
             }
@@ -244,7 +253,10 @@ impl World<'_> {
             .filter(|&a| {
                 let app = &self.apps[a];
                 app.core.is_some()
-                    && app.pods.iter().any(|&p| self.is_ph(p) && matches!(self.pods[p].phase, Phase::Bound(_)) && self.pods[p].released.is_none())
+                    && app
+                        .pods
+                        .iter()
+                        .any(|&p| self.is_ph(p) && matches!(self.pods[p].phase, Phase::Bound(_)) && self.pods[p].released.is_none())
                     && app.pods.iter().any(|&p| self.wanted(p, Want::Probe))
             })
             .collect();
@@ -309,8 +321,10 @@ impl World<'_> {
                 continue;
             }
             if let Some(dev) = states[n].take(inst, &pr.cycle.shared_ids, &inst.tasks[t].requests) {
-                let devices = dev.iter().map(|(&rid, ids)| (inst.resources[rid].clone(), ids.iter().map(|&x| x as i64).collect())).collect();
-                self.pods[r].phase = Phase::Swapping { ph, node: Some(Place { node: inst.nodes[n].name.clone(), devices, since: self.now }) };
+                let devices =
+                    dev.iter().map(|(&rid, ids)| (inst.resources[rid].clone(), ids.iter().map(|&x| x as i64).collect())).collect();
+                self.pods[r].phase =
+                    Phase::Swapping { ph, node: Some(Place { node: inst.nodes[n].name.clone(), devices, since: self.now }) };
                 self.on_bound(r);
                 let msg = format!("replacing allocationKey: {}", self.pods[r].name);
                 self.release(a, ph, Termination::PlaceholderReplaced, &msg);

@@ -289,11 +289,23 @@ pub fn log_table(log: &[Value]) -> String {
 /// The summary for people: applications, then totals.
 pub fn summary_table(sm: &Summary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "solver {}, placeholders {}, cycle {} s, horizon {} s", sm.solver, sm.placeholders, fmt_num(sm.cycle_period), fmt_num(sm.horizon));
-    let _ = writeln!(out, "{:<18} {:<11} {:>8} {:>8} {:>8} {:>8} {:>8}  placeholders (count/replaced/timedOut)", "app", "state", "submit", "start", "wait", "finish", "end");
+    let _ = writeln!(
+        out,
+        "solver {}, placeholders {}, cycle {} s, horizon {} s",
+        sm.solver,
+        sm.placeholders,
+        fmt_num(sm.cycle_period),
+        fmt_num(sm.horizon)
+    );
+    let _ = writeln!(
+        out,
+        "{:<18} {:<11} {:>8} {:>8} {:>8} {:>8} {:>8}  placeholders (count/replaced/timedOut)",
+        "app", "state", "submit", "start", "wait", "finish", "end"
+    );
     for a in &sm.apps {
         let name = if a.attempt > 1 { format!("{}#{}", a.app, a.attempt) } else { a.app.clone() };
-        let ph: Vec<String> = a.placeholders.iter().map(|c| format!("{} {}/{}/{}", c.task_group, c.count, c.replaced, c.timed_out)).collect();
+        let ph: Vec<String> =
+            a.placeholders.iter().map(|c| format!("{} {}/{}/{}", c.task_group, c.count, c.replaced, c.timed_out)).collect();
         let _ = writeln!(
             out,
             "{name:<18} {:<11} {:>8} {:>8} {:>8} {:>8} {:>8}  {}",
@@ -334,7 +346,13 @@ pub fn summary_table(sm: &Summary) -> String {
     let _ = writeln!(
         out,
         "cycles run {}, decisions {} ({} checked, {} failed check); wall {:.0} ms, solve {:.0} ms, {:.1} cycles per wall second",
-        t.cycles_run, t.decisions, t.decisions_checked, t.check_failures, sm.timing.wall_millis, sm.timing.solve_millis, sm.timing.cycles_per_wall_second
+        t.cycles_run,
+        t.decisions,
+        t.decisions_checked,
+        t.check_failures,
+        sm.timing.wall_millis,
+        sm.timing.solve_millis,
+        sm.timing.cycles_per_wall_second
     );
     out
 }
@@ -343,7 +361,8 @@ pub fn summary_table(sm: &Summary) -> String {
 pub fn compare_table(runs: &[Summary]) -> String {
     let mut out = String::new();
     let res: Vec<String> = runs.first().map(|r| r.totals.utilisation.keys().cloned().collect()).unwrap_or_default();
-    let mut head = vec!["solver", "placeholders", "apps", "started", "mean wait s", "p95 wait s"].into_iter().map(String::from).collect::<Vec<_>>();
+    let mut head =
+        vec!["solver", "placeholders", "apps", "started", "mean wait s", "p95 wait s"].into_iter().map(String::from).collect::<Vec<_>>();
     for r in &res {
         head.push(format!("util {r}"));
     }

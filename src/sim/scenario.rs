@@ -6,7 +6,8 @@
 use crate::model::Instance;
 use crate::wire::quantity::{self, Scale};
 use crate::wire::{
-    unique_map, InputError, InstanceDoc, NodeDoc, NodeSelectorRequirementDoc, PodGroupDoc, QuantityDoc, ResourcesDoc, TaskDoc, TolerationDoc,
+    unique_map, InputError, InstanceDoc, NodeDoc, NodeSelectorRequirementDoc, PodGroupDoc, QuantityDoc, ResourcesDoc, TaskDoc,
+    TolerationDoc,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -353,7 +354,10 @@ impl Validator {
             let r = self.resources.iter().position(|x| x == k).expect("collected");
             let val = quantity::parse(&q.text(), self.scale(k)).map_err(|e| InputError::new(&p, format!("{e} {:?}", q.text())))?;
             if self.shared.contains(k) && val > 1000 && val % 1000 != 0 {
-                return Err(InputError::new(p, format!("a request of more than one shared device must be a whole number, got {:?}", q.text())));
+                return Err(InputError::new(
+                    p,
+                    format!("a request of more than one shared device must be a whole number, got {:?}", q.text()),
+                ));
             }
             v[r] = val;
         }
@@ -548,9 +552,9 @@ impl Validator {
             } else if let Some(c) = &e.create_pod {
                 let pp = format!("{p}.createPod");
                 let app = c.app.clone().ok_or_else(|| InputError::new(format!("{pp}.app"), "required: the pod's application"))?;
-                let tgs = submitted
-                    .get(&app)
-                    .ok_or_else(|| InputError::new(format!("{pp}.app"), format!("application {app:?} is not submitted by an earlier event")))?;
+                let tgs = submitted.get(&app).ok_or_else(|| {
+                    InputError::new(format!("{pp}.app"), format!("application {app:?} is not submitted by an earlier event"))
+                })?;
                 let pod = self.pod(doc, c, &pp)?;
                 check_task_group(&pod, tgs, &pp)?;
                 fresh(&pod.name, format!("{pp}.name"))?;
@@ -639,10 +643,13 @@ mod tests {
     #[test]
     fn errors_name_the_path() {
         assert_eq!(
-            err(&format!("{NODES}events:\n  - {{at: 0, submit: {{app: a, taskGroups: [{{name: g, minMember: 0, minResource: {{cpu: 1}}}}]}}}}\n")),
+            err(&format!(
+                "{NODES}events:\n  - {{at: 0, submit: {{app: a, taskGroups: [{{name: g, minMember: 0, minResource: {{cpu: 1}}}}]}}}}\n"
+            )),
             "events[0].submit.taskGroups[0].minMember: must be between 1 and 10000, got 0"
         );
-        assert!(err(&format!("{NODES}events:\n  - {{at: 0, submit: {{app: a, colour: red}}}}\n")).starts_with("events[0].submit: unknown field `colour`"));
+        assert!(err(&format!("{NODES}events:\n  - {{at: 0, submit: {{app: a, colour: red}}}}\n"))
+            .starts_with("events[0].submit: unknown field `colour`"));
         assert_eq!(
             err(&format!("{NODES}events:\n  - {{at: 0, createPod: {{name: p, app: a}}}}\n")),
             "events[0].createPod.app: application \"a\" is not submitted by an earlier event"
@@ -656,9 +663,7 @@ mod tests {
             "events[0].submit.pods[0].requests.cpu: invalid quantity \"12Q\""
         );
         assert_eq!(
-            err(&format!(
-                "{NODES}events:\n  - {{at: 0, submit: {{app: a, pods: [{{name: p, taskGroup: x, requests: {{cpu: 1}}}}]}}}}\n"
-            )),
+            err(&format!("{NODES}events:\n  - {{at: 0, submit: {{app: a, pods: [{{name: p, taskGroup: x, requests: {{cpu: 1}}}}]}}}}\n")),
             "events[0].submit.pods[0].taskGroup: the application has no task group \"x\""
         );
         assert_eq!(err(&format!("{NODES}events:\n  - {{at: 0}}\n")).split(':').next(), Some("events[0]"));

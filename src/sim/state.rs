@@ -126,7 +126,6 @@ impl fmt::Display for ShimState {
 mod tests {
     use super::AppEvent::*;
     use super::AppState::*;
-    use super::*;
 
     /// The table of §1, row by row, and nothing else.
     #[test]

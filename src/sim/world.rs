@@ -1128,7 +1128,15 @@ impl<'s> World<'s> {
             (Phase::Bound(pl), None) => {
                 self.pods[p].phase = Phase::Gone;
                 self.on_unbound(p);
-                self.emit(None, "released", vec![("pod", json!(self.pods[p].name)), ("node", json!(pl.node)), ("terminationType", json!(Termination::StoppedByRm.name()))]);
+                self.emit(
+                    None,
+                    "released",
+                    vec![
+                        ("pod", json!(self.pods[p].name)),
+                        ("node", json!(pl.node)),
+                        ("terminationType", json!(Termination::StoppedByRm.name())),
+                    ],
+                );
             }
             _ => {}
         }
@@ -1190,7 +1198,11 @@ impl<'s> World<'s> {
                     self.emit(
                         None,
                         "released",
-                        vec![("pod", json!(self.pods[p].name)), ("node", json!(name)), ("terminationType", json!(Termination::Unknown.name()))],
+                        vec![
+                            ("pod", json!(self.pods[p].name)),
+                            ("node", json!(name)),
+                            ("terminationType", json!(Termination::Unknown.name())),
+                        ],
                     );
                 }
                 (Phase::Swapping { .. }, Some(a)) => {
@@ -1201,7 +1213,8 @@ impl<'s> World<'s> {
                     self.emit(Some(a), "ask", f);
                 }
                 (Phase::Bound(_), Some(a)) => {
-                    let swap = self.apps[a].pods.iter().copied().find(|&q| matches!(&self.pods[q].phase, Phase::Swapping { ph, .. } if *ph == p));
+                    let swap =
+                        self.apps[a].pods.iter().copied().find(|&q| matches!(&self.pods[q].phase, Phase::Swapping { ph, .. } if *ph == p));
                     self.in_flight.retain(|&(q, _, _)| q != p);
                     match swap {
                         // Real on another node: the replacement is confirmed at once.
@@ -1239,7 +1252,8 @@ impl<'s> World<'s> {
             c.ph_timer = None;
         }
         let st = self.state(a);
-        let bound_ph: Vec<PodId> = self.live_pods(a).into_iter().filter(|&p| self.is_ph(p) && matches!(self.pods[p].phase, Phase::Bound(_))).collect();
+        let bound_ph: Vec<PodId> =
+            self.live_pods(a).into_iter().filter(|&p| self.is_ph(p) && matches!(self.pods[p].phase, Phase::Bound(_))).collect();
         if matches!(st, Some(AppState::Running | AppState::Completing)) && !bound_ph.is_empty() {
             // Case 1: only the leftover placeholders go; no state change.
             for p in bound_ph {
@@ -1406,26 +1420,44 @@ impl<'s> World<'s> {
             }
         }
         // Pods registered in creation order; an application is created with its first pod.
-        let mut order: Vec<PodId> =
-            (0..self.pods.len()).filter(|&p| self.pods[p].app.is_some_and(|a| live_apps.contains(&a)) && self.pods[p].phase != Phase::Gone).collect();
+        let mut order: Vec<PodId> = (0..self.pods.len())
+            .filter(|&p| self.pods[p].app.is_some_and(|a| live_apps.contains(&a)) && self.pods[p].phase != Phase::Gone)
+            .collect();
         order.sort_by_key(|&p| (self.pods[p].created, p));
         let mut rebuilt: Vec<AppIdx> = Vec::new();
         for p in order {
             let a = self.pods[p].app.expect("application pod");
             if !rebuilt.contains(&a) {
                 rebuilt.push(a);
-                let creation = self.apps[a].pods.iter().filter(|&&q| self.pods[q].phase != Phase::Gone).map(|&q| self.pods[q].created).min().unwrap_or(self.now);
+                let creation = self.apps[a]
+                    .pods
+                    .iter()
+                    .filter(|&&q| self.pods[q].phase != Phase::Gone)
+                    .map(|&q| self.pods[q].created)
+                    .min()
+                    .unwrap_or(self.now);
                 let core = self.new_core(a, creation);
                 self.apps[a].core = Some(core);
                 self.apps[a].shim = ShimState::New;
-                self.emit(Some(a), "recovering", vec![("creationTime", secs(creation)), ("placeholderTimeout", secs(self.apps[a].core.as_ref().expect("core").exec_timeout))]);
+                self.emit(
+                    Some(a),
+                    "recovering",
+                    vec![
+                        ("creationTime", secs(creation)),
+                        ("placeholderTimeout", secs(self.apps[a].core.as_ref().expect("core").exec_timeout)),
+                    ],
+                );
                 self.shim_set(a, ShimState::Accepted);
             }
             let Phase::Bound(pl) = self.pods[p].phase.clone() else { continue };
             if self.pods[p].spec.placeholder && self.pods[p].spec.task_group.is_none() {
                 // NewAllocationFromSI drops a placeholder without task group: the pod stays
                 // on its node, unknown to the core.
-                self.emit(Some(a), "recoveryDropped", vec![("pod", json!(self.pods[p].name)), ("node", json!(pl.node)), ("reason", json!("placeholder without task group"))]);
+                self.emit(
+                    Some(a),
+                    "recoveryDropped",
+                    vec![("pod", json!(self.pods[p].name)), ("node", json!(pl.node)), ("reason", json!("placeholder without task group"))],
+                );
                 let doc = PodDoc {
                     name: self.pods[p].name.clone(),
                     node: pl.node.clone(),
@@ -1453,7 +1485,10 @@ impl<'s> World<'s> {
             }
             let was_zero = {
                 // This pod is already bound: allocatedPlaceholder before it counts the others.
-                !self.apps[a].pods.iter().any(|&q| q != p && self.is_ph(q) && matches!(self.pods[q].phase, Phase::Bound(_)) && self.recovered_before(q, p))
+                !self.apps[a]
+                    .pods
+                    .iter()
+                    .any(|&q| q != p && self.is_ph(q) && matches!(self.pods[q].phase, Phase::Bound(_)) && self.recovered_before(q, p))
             };
             self.after_allocation_recovered(a, p, ph, was_zero);
         }
@@ -1465,7 +1500,8 @@ impl<'s> World<'s> {
                 continue;
             }
             let creation = self.apps[a].core.as_ref().expect("core").creation;
-            let phs: Vec<PodId> = self.apps[a].pods.iter().copied().filter(|&q| self.is_ph(q) && matches!(self.pods[q].phase, Phase::Bound(_))).collect();
+            let phs: Vec<PodId> =
+                self.apps[a].pods.iter().copied().filter(|&q| self.is_ph(q) && matches!(self.pods[q].phase, Phase::Bound(_))).collect();
             let t = self.apps[a].timeout_secs;
             if phs.is_empty() && t > 0 && self.now - creation >= t * 1000 {
                 // YUNIKORN-3332: too late to reserve.
