@@ -181,7 +181,21 @@ enum Command {
     /// side-by-side comparison.
     Simulate {
         /// Scenario file (YAML or JSON); `-` reads standard input.
-        scenario: PathBuf,
+        #[arg(required_unless_present = "openb", conflicts_with = "openb")]
+        scenario: Option<PathBuf>,
+        /// Instead of a file: arrivals on NODES (64, 256 or 1024) nodes of the openb trace
+        /// with its job shapes and pod lifetimes (see `tessera::sim::openb`).
+        #[arg(long, value_name = "NODES")]
+        openb: Option<usize>,
+        /// With --openb: hours of arrivals (the run stops there).
+        #[arg(long, default_value_t = 24.0, requires = "openb")]
+        hours: f64,
+        /// With --openb: offered GPU load (GPU demand x lifetime over capacity).
+        #[arg(long, default_value_t = 0.9, requires = "openb")]
+        load: f64,
+        /// With --openb: the seed of cluster sample, arrivals and shapes.
+        #[arg(long, default_value_t = 1, requires = "openb")]
+        seed: u64,
         /// Cycle solver(s), comma-separated (see `solve --list-solvers`).
         #[arg(long, default_value = "exact")]
         solver: String,
@@ -374,8 +388,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Simulate { scenario, solver, placeholders, format, time_limit, work_limit, threads, check, out } => {
-            simulate(&scenario, &solver, &placeholders, format, time_limit.as_deref(), work_limit, threads, check, out.as_deref())
+        Command::Simulate { scenario, openb, hours, load, seed, solver, placeholders, format, time_limit, work_limit, threads, check, out } => {
+            let sc = match (scenario, openb) {
+                (_, Some(nodes)) => {
+                    let doc = tessera::sim::openb::scenario(nodes, hours, load, seed).map_err(|e| format!("--openb: {e}"))?;
+                    tessera::sim::Scenario::from_doc(&doc).map_err(|e| format!("--openb: {e}"))?
+                }
+                (Some(path), None) => {
+                    let text = read_text(Some(&path))?;
+                    tessera::sim::Scenario::from_text(&text).map_err(|e| format!("{}: {e}", path.display()))?
+                }
+                (None, None) => return Err("no scenario given (a path, or --openb NODES)".into()),
+            };
+            simulate(&sc, &solver, &placeholders, format, time_limit.as_deref(), work_limit, threads, check, out.as_deref())
         }
         Command::Bench { suite, classes, seeds, time_limit, out, solvers: names } => {
             let limit = match &time_limit {
@@ -485,7 +510,7 @@ fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String
 /// `tessera simulate`.
 #[allow(clippy::too_many_arguments)]
 fn simulate(
-    path: &Path,
+    sc: &tessera::sim::Scenario,
     solvers: &str,
     modes: &str,
     format: SimFormat,
@@ -495,7 +520,7 @@ fn simulate(
     check: bool,
     out: Option<&Path>,
 ) -> Result<ExitCode, String> {
-    use tessera::sim::{PlaceholderMode, Scenario, SimOptions};
+    use tessera::sim::{PlaceholderMode, SimOptions};
     let kinds = split_list(solvers)
         .iter()
         .map(|n| {
@@ -519,14 +544,12 @@ fn simulate(
         Some(t) => Some(tessera::wire::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
         None => None,
     };
-    let text = read_text(Some(path))?;
-    let sc = Scenario::from_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().map_err(|e| e.to_string())?;
     let mut runs = Vec::new();
     for &solver in &kinds {
         for &placeholders in &modes {
             let opts = SimOptions { solver, placeholders, time_limit, work_limit, threads, check };
-            runs.push(pool.install(|| tessera::sim::simulate(&sc, &opts))?);
+            runs.push(pool.install(|| tessera::sim::simulate(sc, &opts))?);
         }
     }
     let failures: u64 = runs.iter().map(|r| r.summary.totals.check_failures).sum();

@@ -42,6 +42,7 @@
 //! - a cycle whose input is unchanged since the previous cycle, which placed nothing, is
 //!   not solved again (it would decide the same).
 
+pub mod openb;
 pub mod report;
 pub mod scenario;
 pub mod state;
