@@ -36,6 +36,7 @@
 
 pub mod check;
 pub mod model;
+pub mod sim;
 pub mod tooling;
 pub mod wire;
 

@@ -174,6 +174,61 @@ enum Command {
         #[arg(long)]
         solvers: Option<String>,
     },
+    /// Run a scenario over time: cycles every period, YuniKorn's gang lifecycle between
+    /// them (format: docs/simulate.md). Prints the event log as JSON lines and then the
+    /// summary (one line, kind "summary"), or tables with --format table. Several solvers
+    /// or placeholder modes (comma-separated) run one after the other and print a
+    /// side-by-side comparison.
+    Simulate {
+        /// Scenario file (YAML or JSON); `-` reads standard input.
+        #[arg(required_unless_present = "openb", conflicts_with = "openb")]
+        scenario: Option<PathBuf>,
+        /// Instead of a file: arrivals on NODES (64, 256 or 1024) nodes of the openb trace
+        /// with its job shapes and pod lifetimes (see `tessera::sim::openb`).
+        #[arg(long, value_name = "NODES")]
+        openb: Option<usize>,
+        /// With --openb: hours of arrivals (the run stops there).
+        #[arg(long, default_value_t = 24.0, requires = "openb")]
+        hours: f64,
+        /// With --openb: offered GPU load (GPU demand x lifetime over capacity).
+        #[arg(long, default_value_t = 0.9, requires = "openb")]
+        load: f64,
+        /// With --openb: the seed of cluster sample, arrivals and shapes.
+        #[arg(long, default_value_t = 1, requires = "openb")]
+        seed: u64,
+        /// Cycle solver(s), comma-separated (see `solve --list-solvers`).
+        #[arg(long, default_value = "exact")]
+        solver: String,
+        /// Placeholder mode(s), comma-separated: yunikorn (member by member against queue
+        /// headroom, as YuniKorn's core) or atomic (a gang's placeholders only when all fit).
+        #[arg(long, default_value = "yunikorn")]
+        placeholders: String,
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: SimFormat,
+        /// Wall-clock budget of each cycle decision, e.g. 1s (default: the instance's, else 10s).
+        #[arg(long)]
+        time_limit: Option<String>,
+        /// Deterministic budget of each decision in work units (exact solver).
+        #[arg(long)]
+        work_limit: Option<u64>,
+        /// Threads for parallel phases (decisions do not depend on it).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Validate every cycle decision with the checker (failures are counted and logged).
+        #[arg(long)]
+        check: bool,
+        /// Write the output here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SimFormat {
+    /// The event log as JSON lines, then the summary as one JSON line.
+    Jsonl,
+    /// Aligned text for people.
+    Table,
 }
 
 fn read_instance(path: Option<&Path>, queues: Option<&Path>) -> Result<Instance, String> {
@@ -333,6 +388,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Simulate { scenario, openb, hours, load, seed, solver, placeholders, format, time_limit, work_limit, threads, check, out } => {
+            let sc = match (scenario, openb) {
+                (_, Some(nodes)) => {
+                    let doc = tessera::sim::openb::scenario(nodes, hours, load, seed).map_err(|e| format!("--openb: {e}"))?;
+                    tessera::sim::Scenario::from_doc(&doc).map_err(|e| format!("--openb: {e}"))?
+                }
+                (Some(path), None) => {
+                    let text = read_text(Some(&path))?;
+                    tessera::sim::Scenario::from_text(&text).map_err(|e| format!("{}: {e}", path.display()))?
+                }
+                (None, None) => return Err("no scenario given (a path, or --openb NODES)".into()),
+            };
+            simulate(&sc, &solver, &placeholders, format, time_limit.as_deref(), work_limit, threads, check, out.as_deref())
+        }
         Command::Bench { suite, classes, seeds, time_limit, out, solvers: names } => {
             let limit = match &time_limit {
                 Some(t) => Some(tessera::wire::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
@@ -436,6 +505,69 @@ fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String
     };
     let apps = queues::apps_from_doc(&doc, &tree).map_err(named(file))?;
     Ok(queues::render(&tree, &apps))
+}
+
+/// `tessera simulate`.
+#[allow(clippy::too_many_arguments)]
+fn simulate(
+    sc: &tessera::sim::Scenario,
+    solvers: &str,
+    modes: &str,
+    format: SimFormat,
+    time_limit: Option<&str>,
+    work_limit: Option<u64>,
+    threads: Option<usize>,
+    check: bool,
+    out: Option<&Path>,
+) -> Result<ExitCode, String> {
+    use tessera::sim::{PlaceholderMode, SimOptions};
+    let kinds = split_list(solvers)
+        .iter()
+        .map(|n| {
+            SolverKind::from_name(n).ok_or_else(|| {
+                let all: Vec<&str> = SolverKind::ALL.iter().map(|s| s.name()).collect();
+                format!("--solver: unknown solver {n:?} (available: {})", all.join(", "))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if kinds.is_empty() {
+        return Err("--solver: no solver named".into());
+    }
+    let modes = split_list(modes)
+        .iter()
+        .map(|m| PlaceholderMode::from_name(m).ok_or_else(|| format!("--placeholders: unknown mode {m:?} (yunikorn, atomic)")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if modes.is_empty() {
+        return Err("--placeholders: no mode named".into());
+    }
+    let time_limit = match time_limit {
+        Some(t) => Some(tessera::wire::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
+        None => None,
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().map_err(|e| e.to_string())?;
+    let mut runs = Vec::new();
+    for &solver in &kinds {
+        for &placeholders in &modes {
+            let opts = SimOptions { solver, placeholders, time_limit, work_limit, threads, check };
+            runs.push(pool.install(|| tessera::sim::simulate(sc, &opts))?);
+        }
+    }
+    let failures: u64 = runs.iter().map(|r| r.summary.totals.check_failures).sum();
+    let text = if runs.len() > 1 {
+        let sums: Vec<_> = runs.iter().map(|r| r.summary.clone()).collect();
+        match format {
+            SimFormat::Table => tessera::sim::compare_table(&sums),
+            SimFormat::Jsonl => sums.iter().map(|s| serde_json::json!({"kind": "summary", "summary": s}).to_string() + "\n").collect(),
+        }
+    } else {
+        let r = &runs[0];
+        match format {
+            SimFormat::Table => format!("{}\n{}", tessera::sim::log_table(&r.log), tessera::sim::summary_table(&r.summary)),
+            SimFormat::Jsonl => r.log_jsonl() + &serde_json::json!({"kind": "summary", "summary": r.summary}).to_string() + "\n",
+        }
+    };
+    write_out(out, &text)?;
+    Ok(if failures > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn split_list(s: &str) -> Vec<String> {
