@@ -35,12 +35,15 @@ pub mod check;
 pub mod compare;
 pub mod decision;
 pub mod generate;
+pub mod kube;
 pub mod model;
 #[cfg(feature = "cli")]
 mod plot;
 pub mod quantity;
 pub mod queues;
 pub mod quotas;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod solve;
 pub mod spec;
 

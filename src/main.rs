@@ -39,7 +39,47 @@ enum CompareFormat {
 }
 
 #[derive(Subcommand)]
+enum ImportSource {
+    /// Cluster objects from `kubectl get … -o json` (or YAML): Nodes, Pods, PriorityClasses
+    /// and the group objects of every gang convention (docs/kube-import.md). Warnings (pods
+    /// made unplaceable, objects ignored) go to standard error.
+    Kube {
+        /// Files (JSON or YAML; a List or objects); `-` reads standard input.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "yaml")]
+        output: Format,
+        /// Write the instance here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
+    /// Build an instance from another format (`import kube FILE…`).
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
+    /// Turn a decision made on `import kube FILE…` into the Kubernetes objects that carry it
+    /// out: policy/v1 Evictions for the victims, then v1 Bindings for the placed pods, in
+    /// the order they must be applied. The decision is checked against the instance first.
+    Export {
+        /// The decision (YAML or JSON).
+        decision: PathBuf,
+        /// The same cluster files the instance was imported from.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "json")]
+        output: Format,
+        /// Write the objects here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The YuniKorn queues.yaml the decision was made with (as for solve).
+        #[arg(long)]
+        queues: Option<PathBuf>,
+    },
     /// Decide one cycle: place pending pod groups (exact by default).
     Solve {
         /// Instance file (YAML or JSON); `-` reads standard input.
@@ -218,8 +258,59 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), String> {
     }
 }
 
+/// Imports cluster files (errors name the file, then the path inside it).
+fn import_kube(files: &[PathBuf]) -> Result<tessera::kube::Imported, String> {
+    let mut texts = Vec::new();
+    for f in files {
+        texts.push((f.display().to_string(), read_text(Some(f))?));
+    }
+    let sources: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    tessera::kube::import_texts(&sources).map_err(|e| e.to_string())
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        Command::Import { source: ImportSource::Kube { files, output, out } } => {
+            let imported = import_kube(&files)?;
+            for w in &imported.warnings {
+                eprintln!("warning: {w}");
+            }
+            let text = match output {
+                Format::Yaml => serde_yaml_ng::to_string(&imported.instance).map_err(|e| e.to_string())?,
+                Format::Json => serde_json::to_string_pretty(&imported.instance).map_err(|e| e.to_string())? + "\n",
+            };
+            write_out(out.as_deref(), &text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export { decision, files, output, out, queues } => {
+            let imported = import_kube(&files)?;
+            let inst = match &queues {
+                None => Instance::from_doc(&imported.instance).map_err(|e| e.to_string())?,
+                Some(q) => {
+                    // As `solve --queues`: the queues.yaml's partition becomes the instance's queues.
+                    let qtext = read_text(Some(q))?;
+                    let qdoc: tessera::queues::QueuesYamlDoc =
+                        tessera::spec::from_text(&qtext).map_err(|e| format!("{}: {e}", q.display()))?;
+                    let mut doc = imported.instance.clone();
+                    doc.queues = qdoc.partitions.first().map(|p| p.queues.clone()).unwrap_or_default();
+                    Instance::from_doc(&doc).map_err(|e| format!("with {}: {e}", q.display()))?
+                }
+            };
+            let text = read_text(Some(&decision))?;
+            let d: tessera::Decision = tessera::spec::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
+            let report = check::check(&inst, &d);
+            if !report.is_valid() {
+                eprint!("{}", check::render(&report));
+                return Err(format!("{} is not a valid decision for these cluster files; nothing exported", decision.display()));
+            }
+            let list = tessera::kube::export(&imported, &d).map_err(|e| format!("{}: {e}", decision.display()))?;
+            let text = match output {
+                Format::Yaml => serde_yaml_ng::to_string(&list).map_err(|e| e.to_string())?,
+                Format::Json => serde_json::to_string_pretty(&list).map_err(|e| e.to_string())? + "\n",
+            };
+            write_out(out.as_deref(), &text)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues, progress } => {
             if list_solvers {
                 for s in SolverKind::ALL {
