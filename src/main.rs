@@ -27,6 +27,10 @@ enum Suite {
     Gap,
     /// Exact on the large topology classes, and the candidate evaluation with 1 vs 2 threads.
     Topology,
+    /// Load on `tessera serve`: --clients concurrent clients for --duration against a
+    /// loopback server, small and 256-node instances; every answer validated.
+    #[cfg(feature = "serve")]
+    Serve,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -36,6 +40,85 @@ enum CompareFormat {
     Csv,
     Json,
     Markdown,
+}
+
+#[cfg(feature = "serve")]
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on; off loopback, TLS and client authentication are required.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    /// PEM certificate chain: serve HTTPS.
+    #[arg(long)]
+    tls_cert_file: Option<PathBuf>,
+    /// PEM private key of --tls-cert-file.
+    #[arg(long)]
+    tls_key_file: Option<PathBuf>,
+    /// PEM CA bundle: clients presenting a certificate it signed are authenticated
+    /// (what kube-scheduler's extender tlsConfig presents).
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
+    /// File holding a bearer token: clients sending `Authorization: Bearer TOKEN` are authenticated.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Largest request body, e.g. 32Mi.
+    #[arg(long, default_value = "32Mi")]
+    max_body: String,
+    /// Time limit of a solve that names none (nor its instance).
+    #[arg(long, default_value = "10s")]
+    default_time_limit: String,
+    /// Cap on any solve's time limit (larger ones are clamped).
+    #[arg(long, default_value = "60s")]
+    max_time_limit: String,
+    /// Solves running at once (default: the number of CPUs).
+    #[arg(long)]
+    max_concurrent_solves: Option<usize>,
+    /// Solves waiting for a slot; beyond it requests get 503 with Retry-After.
+    #[arg(long, default_value_t = 64)]
+    max_queued_solves: usize,
+    /// Time to receive a request's headers and body.
+    #[arg(long, default_value = "30s")]
+    read_timeout: String,
+    /// After SIGTERM, how long in-flight solves may run before they are cancelled.
+    #[arg(long, default_value = "70s")]
+    shutdown_grace: String,
+    /// Budget of one extender plan of the cluster view.
+    #[arg(long, default_value = "5s")]
+    plan_time_limit: String,
+    /// How long an extender call waits for the plan of a changed view.
+    #[arg(long, default_value = "10s")]
+    filter_wait: String,
+}
+
+#[cfg(feature = "serve")]
+fn serve(a: ServeArgs) -> Result<ExitCode, String> {
+    let dur = |flag: &str, v: &str| model::parse_duration(v).map_err(|e| format!("--{flag}: {e}"));
+    let max_body =
+        tessera::quantity::parse(&a.max_body, tessera::quantity::Scale::Base).map_err(|e| format!("--max-body: {e} {:?}", a.max_body))?;
+    let mut limits = tessera::serve::Limits {
+        max_body_bytes: usize::try_from(max_body).map_err(|_| "--max-body: too large".to_string())?,
+        default_time_limit: dur("default-time-limit", &a.default_time_limit)?,
+        max_time_limit: dur("max-time-limit", &a.max_time_limit)?,
+        max_queued_solves: a.max_queued_solves,
+        read_timeout: dur("read-timeout", &a.read_timeout)?,
+        shutdown_grace: dur("shutdown-grace", &a.shutdown_grace)?,
+        ..tessera::serve::Limits::default()
+    };
+    if let Some(n) = a.max_concurrent_solves {
+        limits.max_concurrent_solves = n;
+    }
+    let config = tessera::serve::Config {
+        listen: a.listen,
+        tls_cert: a.tls_cert_file,
+        tls_key: a.tls_key_file,
+        client_ca: a.client_ca_file,
+        token_file: a.token_file,
+        limits,
+        plan_time_limit: dur("plan-time-limit", &a.plan_time_limit)?,
+        filter_wait: dur("filter-wait", &a.filter_wait)?,
+    };
+    tessera::serve::run(config)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Subcommand)]
@@ -57,6 +140,10 @@ enum ImportSource {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the placement oracle over HTTP (`/v1/solve`, `/v1/check`, `/v1/compare`) and a
+    /// kube-scheduler extender (`/scheduler/…`), until SIGTERM or SIGINT (docs/serve.md).
+    #[cfg(feature = "serve")]
+    Serve(Box<ServeArgs>),
     /// Build an instance from another format (`import kube FILE…`).
     Import {
         #[command(subcommand)]
@@ -208,6 +295,12 @@ enum Command {
         /// Comma-separated solvers (gap suite only; default: every solver).
         #[arg(long)]
         solvers: Option<String>,
+        /// How long the clients send (serve suite only).
+        #[arg(long, default_value = "60s")]
+        duration: String,
+        /// Concurrent clients (serve suite only).
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
     },
 }
 
@@ -270,6 +363,8 @@ fn import_kube(files: &[PathBuf]) -> Result<tessera::kube::Imported, String> {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve(*args),
         Command::Import { source: ImportSource::Kube { files, output, out } } => {
             let imported = import_kube(&files)?;
             for w in &imported.warnings {
@@ -418,7 +513,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { suite, classes, seeds, time_limit, out, solvers: names } => {
+        Command::Bench { suite, classes, seeds, time_limit, out, solvers: names, duration, clients } => {
+            #[cfg(feature = "serve")]
+            if let Suite::Serve = suite {
+                let b = tessera::serve::bench::LoadBench {
+                    duration: model::parse_duration(&duration).map_err(|e| format!("--duration: {e}"))?,
+                    clients: clients.max(1),
+                    ..Default::default()
+                };
+                let report = tessera::serve::bench::run_load(&b, &mut |line| eprintln!("{line}"))?;
+                print!("{report}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let _ = (&duration, clients);
             let limit = match &time_limit {
                 Some(t) => Some(model::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
                 None => None,
@@ -471,6 +578,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Suite::Flat => "flat-64,flat-256,flat-1024",
                     Suite::Preemption | Suite::Gap => "preempt-256,preempt-1024",
                     Suite::Topology => "topo-4096",
+                    #[cfg(feature = "serve")]
+                    Suite::Serve => "",
                 }
                 .to_string()
             });

@@ -271,3 +271,11 @@ ds = [pod("node-agent-gpu-1", "kube-system", {"cpu": "100m"}, priority=200000100
                           {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-1"]}]}]}}}})]
 deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("web", "web"), "spec": {"replicas": 1}}
 write("mixed-list.json", lst(nodes + classes + low + system + done + [gang_pg] + gang + gpu + sidecar + anti + ds + [deploy]))
+
+# --- kube-scheduler extender/v1 ExtenderArgs as kube-scheduler's HTTPExtender.Filter sends it
+# (encoding/json of the Go struct: field names as keys, nil slices as null; the embedded
+# v1.Pod and v1.NodeList keep their json tags) for train-0 of upstream-v1beta1.json.
+src = json.load(open("upstream-v1beta1.json"))["items"]
+pod0 = next(i for i in src if i["kind"] == "Pod" and i["metadata"]["name"] == "train-0")
+nodes = [i for i in src if i["kind"] == "Node"]
+write("extender-filter-args.json", {"Pod": pod0, "Nodes": {"metadata": {}, "items": nodes}, "NodeNames": None})
