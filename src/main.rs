@@ -292,7 +292,8 @@ enum Command {
         /// Output directory (gap suite only; required there).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Comma-separated solvers (gap suite only; default: every solver).
+        /// Comma-separated solvers (gap suite; default: every solver), or the one solver of
+        /// the serve suite's requests (default: exact).
         #[arg(long)]
         solvers: Option<String>,
         /// How long the clients send (serve suite only).
@@ -519,6 +520,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 let b = tessera::serve::bench::LoadBench {
                     duration: model::parse_duration(&duration).map_err(|e| format!("--duration: {e}"))?,
                     clients: clients.max(1),
+                    solver: names.clone(),
                     ..Default::default()
                 };
                 let report = tessera::serve::bench::run_load(&b, &mut |line| eprintln!("{line}"))?;

@@ -67,6 +67,9 @@ pub fn import_texts(sources: &[(&str, &str)]) -> Result<Imported, InputError> {
     import(&objects)
 }
 
+/// YuniKorn task groups per application: the pod that carried them, (name, minMember).
+type TaskGroups = BTreeMap<Key, (String, Vec<(String, i64)>)>;
+
 /// The group convention a pod follows (kubernetes-objects.md section 0, in that order).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Convention {
@@ -233,7 +236,7 @@ pub fn import(objects: &Objects) -> Result<Imported, InputError> {
     }
 
     // YuniKorn task groups per app, from the first pod that carries them.
-    let mut yk_task_groups: BTreeMap<Key, (String, Vec<(String, i64)>)> = BTreeMap::new();
+    let mut yk_task_groups: TaskGroups = BTreeMap::new();
     for p in &objects.pods {
         if let (Some(app), Some(tg)) = (yunikorn_app(&p.obj), p.obj.metadata.annotations.get(YK_TASK_GROUPS)) {
             let key = (namespace_of(&p.obj.metadata), app);
@@ -417,7 +420,7 @@ pub fn import(objects: &Objects) -> Result<Imported, InputError> {
         }
     }
     let instance = InstanceDoc {
-        topology: (!levels.is_empty()).then(|| TopologyDoc { levels }),
+        topology: (!levels.is_empty()).then_some(TopologyDoc { levels }),
         shared_devices: Vec::new(),
         priority_classes: class_docs,
         nodes,
@@ -659,7 +662,7 @@ fn apply_upstream(b: &mut Build, spec: &UpstreamPodGroupSpec, classes_hint: Opti
 fn new_build(
     conv: &Convention,
     objects: &Objects,
-    yk: &BTreeMap<Key, (String, Vec<(String, i64)>)>,
+    yk: &TaskGroups,
     pod: &Pod,
     warnings: &mut Vec<String>,
 ) -> Build {

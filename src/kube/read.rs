@@ -215,10 +215,16 @@ impl Objects {
 
     fn insert_unique<T>(&mut self, kind: &str, key: Key, at: At<T>, map: impl Fn(&mut Objects) -> &mut BTreeMap<Key, At<T>>) {
         let name = format!("{kind} {}/{}", key.0, key.1);
-        if map(self).contains_key(&key) {
-            self.warnings.push(format!("{name}: given twice (at {}); the first is kept", at.path));
-        } else {
-            map(self).insert(key, at);
+        let path = at.path.clone();
+        let duplicate = match map(self).entry(key) {
+            std::collections::btree_map::Entry::Occupied(_) => true,
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(at);
+                false
+            }
+        };
+        if duplicate {
+            self.warnings.push(format!("{name}: given twice (at {path}); the first is kept"));
         }
     }
 }

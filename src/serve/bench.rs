@@ -35,6 +35,8 @@ pub struct LoadBench {
     pub large_every: u64,
     /// `timeLimit` of small and of large solves.
     pub time_limits: (String, String),
+    /// `solver` of every request (`None`: the server's default, exact).
+    pub solver: Option<String>,
 }
 
 impl Default for LoadBench {
@@ -48,6 +50,7 @@ impl Default for LoadBench {
             large: vec![("flat-256".into(), 4)],
             large_every: 4,
             time_limits: ("1s".into(), "2s".into()),
+            solver: None,
         }
     }
 }
@@ -139,13 +142,14 @@ pub fn run_load(b: &LoadBench, progress: &mut dyn FnMut(String)) -> Result<Strin
     for _ in 0..b.clients {
         let (counter, tally, bodies, small, large) = (counter.clone(), tally.clone(), bodies.clone(), small.clone(), large.clone());
         let (every, limits) = (b.large_every.max(1), b.time_limits.clone());
+        let solver = b.solver.as_ref().map(|s| format!("&solver={s}")).unwrap_or_default();
         threads.push(std::thread::spawn(move || {
             let mut client = Client::new(addr).with_timeout(Duration::from_secs(120));
             while Instant::now() < deadline {
                 let k = counter.fetch_add(1, Ordering::Relaxed);
                 let big = k % every == every - 1;
                 let idx = if big { large[(k / every) as usize % large.len()] } else { small[k as usize % small.len()] };
-                let path = format!("/v1/solve?timeLimit={}", if big { &limits.1 } else { &limits.0 });
+                let path = format!("/v1/solve?timeLimit={}{solver}", if big { &limits.1 } else { &limits.0 });
                 loop {
                     let t = Instant::now();
                     match client.post_json(&path, &bodies[idx].1) {
@@ -232,7 +236,8 @@ pub fn run_load(b: &LoadBench, progress: &mut dyn FnMut(String)) -> Result<Strin
         },
     ));
     out.push_str(&format!(
-        "\nInstances: {} small ({}), {} large ({}), one request in {} large; timeLimit {} small, {} large.\n",
+        "\nSolver {}. Instances: {} small ({}), {} large ({}), one request in {} large; timeLimit {} small, {} large.\n",
+        b.solver.as_deref().unwrap_or("exact"),
         insts.iter().filter(|i| !i.1).count(),
         b.small.iter().map(|(c, n)| format!("{c} x{n}")).collect::<Vec<_>>().join(", "),
         insts.iter().filter(|i| i.1).count(),
