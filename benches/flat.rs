@@ -5,9 +5,9 @@
 fn main() {
     let seeds = std::env::var("TESSERA_BENCH_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
     let limit = std::env::var("TESSERA_BENCH_LIMIT").unwrap_or_else(|_| "10s".into());
-    let limit = tessera::model::parse_duration(&limit).expect("TESSERA_BENCH_LIMIT");
+    let limit = tessera::wire::parse_duration(&limit).expect("TESSERA_BENCH_LIMIT");
     let classes: Vec<String> = ["flat-64", "flat-256", "flat-1024"].iter().map(|s| s.to_string()).collect();
-    match tessera::bench::run(&classes, seeds, limit, &mut |l| eprintln!("{l}")) {
+    match tessera::tooling::bench::run(&classes, seeds, limit, &mut |l| eprintln!("{l}")) {
         Ok(r) => println!("{r}"),
         Err(e) => {
             eprintln!("error: {e}");

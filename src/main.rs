@@ -3,8 +3,9 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tessera::compare::Contender;
-use tessera::{check, compare, generate, model, Diagnostics, Instance, Options, ProgressSink, SolverKind};
+use tessera::tooling::compare::Contender;
+use tessera::tooling::{compare, generate};
+use tessera::{check, Diagnostics, Instance, Options, ProgressSink, SolverKind};
 
 #[derive(Parser)]
 #[command(name = "tessera", version, about = "Exact gang, topology and preemption-aware placement for one scheduling cycle")]
@@ -92,9 +93,9 @@ struct ServeArgs {
 
 #[cfg(feature = "serve")]
 fn serve(a: ServeArgs) -> Result<ExitCode, String> {
-    let dur = |flag: &str, v: &str| model::parse_duration(v).map_err(|e| format!("--{flag}: {e}"));
+    let dur = |flag: &str, v: &str| tessera::wire::parse_duration(v).map_err(|e| format!("--{flag}: {e}"));
     let max_body =
-        tessera::quantity::parse(&a.max_body, tessera::quantity::Scale::Base).map_err(|e| format!("--max-body: {e} {:?}", a.max_body))?;
+        tessera::wire::quantity::parse(&a.max_body, tessera::wire::quantity::Scale::Base).map_err(|e| format!("--max-body: {e} {:?}", a.max_body))?;
     let mut limits = tessera::serve::Limits {
         max_body_bytes: usize::try_from(max_body).map_err(|_| "--max-body: too large".to_string())?,
         default_time_limit: dur("default-time-limit", &a.default_time_limit)?,
@@ -182,6 +183,10 @@ enum Command {
         /// Relative gap at which to stop (default: options.relativeGap, else 0 = prove optimal).
         #[arg(long)]
         gap: Option<f64>,
+        /// Deterministic budget in work units (default: options.workLimit, else none): the
+        /// same input then gives the same decision on any machine and thread count.
+        #[arg(long)]
+        work_limit: Option<u64>,
         /// Solver to use (see --list-solvers).
         #[arg(long, default_value = "exact")]
         solver: String,
@@ -280,13 +285,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "flat")]
         suite: Suite,
         /// Comma-separated classes (default: flat-64,flat-256,flat-1024 for flat;
-        /// preempt-256,preempt-1024 for preemption; tiny,hetero-trap,flat-64,flat-256,preempt-256 for gap).
+        /// preempt-256,preempt-1024 for preemption; tiny,hetero-trap,flat-64,flat-256,preempt-256,tas-unconstrained,tas-preferred-slices,tas-queues for gap).
         #[arg(long)]
         classes: Option<String>,
-        /// Instances per class (default 5; gap: 70,50,40,15,25 = 200 instances).
+        /// Instances per class (default 5; gap: 70,50,40,15,25,10,10,10 = 230 instances).
         #[arg(long)]
         seeds: Option<u64>,
-        /// Budget per solve (default 10s; gap: 10s for tiny and hetero-trap, 2s for the other classes).
+        /// Budget per solve (default 10s; gap: 10s for tiny, hetero-trap and the tas-* classes, 2s for the others).
         #[arg(long)]
         time_limit: Option<String>,
         /// Output directory (gap suite only; required there).
@@ -309,15 +314,15 @@ fn read_instance(path: Option<&Path>, queues: Option<&Path>) -> Result<Instance,
     let text = read_text(path)?;
     let Some(qf) = queues else { return Instance::from_text(&text).map_err(|e| e.to_string()) };
     let name = path.map(|p| p.display().to_string()).unwrap_or_default();
-    let mut doc: tessera::spec::InstanceDoc = tessera::spec::from_text(&text).map_err(|e| format!("{name}: {e}"))?;
+    let mut doc: tessera::wire::InstanceDoc = tessera::wire::from_text(&text).map_err(|e| format!("{name}: {e}"))?;
     if !doc.queues.is_empty() {
         return Err(format!("{name} has its own queues; drop --queues or the instance's queues key"));
     }
     // The queues.yaml is validated on its own first, so its errors carry its own paths
     // (`partitions[0].queues[1]...`); then its partition's queues become the instance's.
     let qtext = read_text(Some(qf))?;
-    let qdoc: tessera::queues::QueuesYamlDoc = tessera::spec::from_text(&qtext).map_err(|e| format!("{}: {e}", qf.display()))?;
-    tessera::queues::QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices).map_err(|e| format!("{}: {e}", qf.display()))?;
+    let qdoc: tessera::wire::QueuesYamlDoc = tessera::wire::from_text(&qtext).map_err(|e| format!("{}: {e}", qf.display()))?;
+    tessera::model::queues::QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices).map_err(|e| format!("{}: {e}", qf.display()))?;
     doc.queues = qdoc.partitions[0].queues.clone();
     Instance::from_doc(&doc).map_err(|e| format!("{name} with {}: {e}", qf.display()))
 }
@@ -385,15 +390,17 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 Some(q) => {
                     // As `solve --queues`: the queues.yaml's partition becomes the instance's queues.
                     let qtext = read_text(Some(q))?;
-                    let qdoc: tessera::queues::QueuesYamlDoc =
-                        tessera::spec::from_text(&qtext).map_err(|e| format!("{}: {e}", q.display()))?;
+                    let qdoc: tessera::wire::QueuesYamlDoc =
+                        tessera::wire::from_text(&qtext).map_err(|e| format!("{}: {e}", q.display()))?;
                     let mut doc = imported.instance.clone();
-                    doc.queues = qdoc.partitions.first().map(|p| p.queues.clone()).unwrap_or_default();
+                    tessera::model::queues::QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices)
+                        .map_err(|e| format!("{}: {e}", q.display()))?;
+                    doc.queues = qdoc.partitions[0].queues.clone();
                     Instance::from_doc(&doc).map_err(|e| format!("with {}: {e}", q.display()))?
                 }
             };
             let text = read_text(Some(&decision))?;
-            let d: tessera::Decision = tessera::spec::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
+            let d: tessera::Decision = tessera::wire::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
             let report = check::check(&inst, &d);
             if !report.is_valid() {
                 eprint!("{}", check::render(&report));
@@ -407,7 +414,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             write_out(out.as_deref(), &text)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Solve { instance, output, out, time_limit, gap, solver, list_solvers, threads, queues, progress } => {
+        Command::Solve { instance, output, out, time_limit, gap, work_limit, solver, list_solvers, threads, queues, progress } => {
             if list_solvers {
                 for s in SolverKind::ALL {
                     println!("{:<10} {}", s.name(), s.describe());
@@ -419,7 +426,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 format!("unknown solver {solver:?} (available: {})", names.join(", "))
             })?;
             let time_limit = match time_limit {
-                Some(t) => Some(model::parse_duration(&t).map_err(|e| format!("--time-limit: {e}"))?),
+                Some(t) => Some(tessera::wire::parse_duration(&t).map_err(|e| format!("--time-limit: {e}"))?),
                 None => None,
             };
             if let Some(g) = gap {
@@ -432,6 +439,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 solver: kind,
                 time_limit,
                 relative_gap: gap,
+                work_limit,
                 threads,
                 progress: progress.then(ProgressSink::stderr),
                 diagnostics: Diagnostics::from_env(),
@@ -449,7 +457,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Check { instance, decision, queues } => {
             let inst = read_instance(Some(&instance), queues.as_deref())?;
             let text = read_text(Some(&decision))?;
-            let d: tessera::Decision = tessera::spec::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
+            let d: tessera::Decision = tessera::wire::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
             let report = check::check(&inst, &d);
             print!("{}", check::render(&report));
             Ok(if report.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -475,11 +483,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::ExportLp { instance, out, tier, fix } => {
             let inst = read_instance(Some(&instance), None)?;
-            write_out(out.as_deref(), &tessera::solve::export_lp(&inst, tier, &fix)?)?;
+            write_out(out.as_deref(), &tessera::tooling::export_lp(&inst, tier, &fix)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { instances, solvers: names, time_limit, format, out, queues } => {
-            let limit = model::parse_duration(&time_limit).map_err(|e| format!("--time-limit: {e}"))?;
+            let limit = tessera::wire::parse_duration(&time_limit).map_err(|e| format!("--time-limit: {e}"))?;
             let list = pick_solvers(names.as_deref())?;
             let mut insts = Vec::new();
             for p in &instances {
@@ -518,7 +526,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             #[cfg(feature = "serve")]
             if let Suite::Serve = suite {
                 let b = tessera::serve::bench::LoadBench {
-                    duration: model::parse_duration(&duration).map_err(|e| format!("--duration: {e}"))?,
+                    duration: tessera::wire::parse_duration(&duration).map_err(|e| format!("--duration: {e}"))?,
                     clients: clients.max(1),
                     solver: names.clone(),
                     ..Default::default()
@@ -529,20 +537,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let _ = (&duration, clients);
             let limit = match &time_limit {
-                Some(t) => Some(model::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
+                Some(t) => Some(tessera::wire::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
                 None => None,
             };
             if let Suite::Gap = suite {
                 let out = out.ok_or("--suite gap needs --out DIR")?;
                 let class_list: Vec<(String, u64)> = match &classes {
-                    None => tessera::bench::GAP_CLASSES.iter().map(|&(c, n)| (c.to_string(), seeds.unwrap_or(n))).collect(),
+                    None => tessera::tooling::bench::GAP_CLASSES.iter().map(|&(c, n)| (c.to_string(), seeds.unwrap_or(n))).collect(),
                     Some(list) => split_list(list).into_iter().map(|c| (c, seeds.unwrap_or(5))).collect(),
                 };
                 let names = names.as_deref().map(split_list);
                 if let Some(n) = &names {
                     pick_solvers(Some(&n.join(",")))?;
                 }
-                let suite = tessera::bench::GapSuite {
+                let suite = tessera::tooling::bench::GapSuite {
                     classes: class_list,
                     time_limit: limit,
                     solvers: names,
@@ -551,7 +559,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 let total: u64 = suite.classes.iter().map(|c| c.1).sum::<u64>()
                     * suite.solvers.as_ref().map(|s| s.len()).unwrap_or(SolverKind::ALL.len()) as u64;
                 let bar = progress_bar(total);
-                let result = tessera::bench::run_gap(&suite, &out, &mut |done, _, line| {
+                let result = tessera::tooling::bench::run_gap(&suite, &out, &mut |done, _, line| {
                     bar.set_position(done as u64);
                     if line.contains("INVALID") {
                         bar.println(line.clone());
@@ -587,9 +595,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             });
             let classes = split_list(&classes);
             let report = match suite {
-                Suite::Flat => tessera::bench::run(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
-                Suite::Topology => tessera::bench::run_topology(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
-                _ => tessera::bench::run_preemption(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+                Suite::Flat => tessera::tooling::bench::run(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+                Suite::Topology => tessera::tooling::bench::run_topology(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
+                _ => tessera::tooling::bench::run_preemption(&classes, seeds, limit, &mut |line| eprintln!("{line}"))?,
             };
             print!("{report}");
             Ok(ExitCode::SUCCESS)
@@ -601,12 +609,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 /// scheduling order of its pod groups. The raw document is read, so that the order can
 /// be shown for any instance, one that does not validate as a whole included.
 fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String> {
-    use tessera::queues::{self, QueueTree, QueuesYamlDoc};
+    use tessera::model::queues::{self, QueueTree};
+    use tessera::wire::QueuesYamlDoc;
     let text = read_text(Some(file))?;
     fn named(p: &Path) -> impl Fn(tessera::InputError) -> String + '_ {
         move |e| format!("{}: {e}", p.display())
     }
-    let value: serde_json::Value = tessera::spec::from_text(&text).map_err(named(file))?;
+    let value: serde_json::Value = tessera::wire::from_text(&text).map_err(named(file))?;
     let is_queues_yaml = value.get("partitions").is_some();
     if is_queues_yaml {
         if queues_file.is_some() {
@@ -615,14 +624,14 @@ fn show_queues(file: &Path, queues_file: Option<&Path>) -> Result<String, String
         let tree = queues::parse_queues_yaml(&text).map_err(named(file))?;
         return Ok(queues::render(&tree, &[]));
     }
-    let doc: tessera::spec::InstanceDoc = tessera::spec::from_text(&text).map_err(named(file))?;
+    let doc: tessera::wire::InstanceDoc = tessera::wire::from_text(&text).map_err(named(file))?;
     let tree = match queues_file {
         Some(qf) => {
             if !doc.queues.is_empty() {
                 return Err(format!("{} has its own queues; drop --queues or the instance's queues key", file.display()));
             }
             let qtext = read_text(Some(qf))?;
-            let qdoc: QueuesYamlDoc = tessera::spec::from_text(&qtext).map_err(named(qf))?;
+            let qdoc: QueuesYamlDoc = tessera::wire::from_text(&qtext).map_err(named(qf))?;
             QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices).map_err(named(qf))?
         }
         None => QueueTree::from_instance(&doc).map_err(named(file))?.ok_or_else(|| {

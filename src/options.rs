@@ -25,13 +25,14 @@ pub enum SolverKind {
     K8sPodMostAllocated,
     /// kube-scheduler with the gang (PodGroup) plugin.
     K8sPodGroup,
-    /// Kueue topology-aware scheduling, BestFit profile.
+    /// Kueue v0.19 topology-aware scheduling with its default gates (`TASProfileMixed`:
+    /// LeastFreeCapacity for unconstrained requests, BestFit otherwise).
+    Kueue,
+    /// Kueue v0.19 topology-aware scheduling with `TASProfileMixed` off (BestFit everywhere).
     KueueBestFit,
-    /// Kueue topology-aware scheduling, LeastFreeCapacity profile.
-    KueueLeastFree,
-    /// YuniKorn, fair node sorting.
+    /// YuniKorn core (queues, applications, placeholders), fair node sorting.
     YuniKornFair,
-    /// YuniKorn, binpacking node sorting.
+    /// YuniKorn core (queues, applications, placeholders), binpacking node sorting.
     YuniKornBinpacking,
     /// Best-fit decreasing over groups, no evictions.
     Bfd,
@@ -46,39 +47,21 @@ impl SolverKind {
         SolverKind::K8sPod,
         SolverKind::K8sPodMostAllocated,
         SolverKind::K8sPodGroup,
+        SolverKind::Kueue,
         SolverKind::KueueBestFit,
-        SolverKind::KueueLeastFree,
         SolverKind::YuniKornFair,
         SolverKind::YuniKornBinpacking,
         SolverKind::Bfd,
     ];
-
-    /// The name used on the command line (`--solver NAME`) and in decisions' `stats.solver`.
-    pub fn name(self) -> &'static str {
-        crate::solve::solver_of(self).name()
-    }
-
-    /// One line on what it does and where its behaviour comes from.
-    pub fn describe(self) -> &'static str {
-        crate::solve::solver_of(self).describe()
-    }
-
-    /// The solver of that name, if any.
-    pub fn from_name(name: &str) -> Option<SolverKind> {
-        SolverKind::ALL.iter().copied().find(|k| k.name() == name)
-    }
-
-    /// Decides `inst` with this solver (whatever `opts.solver` says); [`crate::solve`]
-    /// is `opts.solver.solve(inst, opts)`.
-    pub fn solve(self, inst: &crate::Instance, opts: &Options) -> crate::Decision {
-        crate::solve::solver_of(self).solve(inst, opts)
-    }
 
     /// Whether decisions of this solver carry proofs and bounds.
     pub fn is_exact(self) -> bool {
         self == SolverKind::Exact
     }
 }
+
+// `name`, `describe`, `from_name` and `solve` are in `crate::solvers`, where each kind
+// meets its implementation.
 
 impl fmt::Display for SolverKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

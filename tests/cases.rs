@@ -18,8 +18,8 @@
 mod common;
 
 use common::*;
-use tessera::decision::{Decision, Status};
-use tessera::{Instance, check};
+use tessera::wire::decision::{Decision, Status};
+use tessera::{check, Instance};
 // ---------------------------------------------------------------------------------------
 // Gangs
 // ---------------------------------------------------------------------------------------
@@ -1249,7 +1249,7 @@ pods:
 "#
         );
         let inst = parse(&yaml);
-        let hand: Decision = tessera::spec::from_text(&format!(
+        let hand: Decision = tessera::wire::from_text(&format!(
             r#"
 status: Optimal
 objective:
@@ -1489,7 +1489,7 @@ fn validator_rejects_hand_broken_decisions() {
     ];
     for (name, inst_yaml, decision_yaml, rule) in table {
         let inst = parse(&inst_yaml);
-        let d: Decision = tessera::spec::from_text(&format!("status: Feasible\n{decision_yaml}\n"))
+        let d: Decision = tessera::wire::from_text(&format!("status: Feasible\n{decision_yaml}\n"))
             .unwrap_or_else(|e| panic!("{name}: decision does not parse: {e}"));
         let report = check::check(&inst, &d);
         let prefix = format!("rule {rule}:");
@@ -1581,12 +1581,12 @@ podGroups:
         &[(10, 1, 1), (5, 1, 1)],
         2,
     );
-    let tiers: Vec<String> = d.stats["tiers"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
-    let ms: Vec<u64> = d.stats["tierMillis"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+    let tiers: Vec<String> = d.stats.tiers.clone().unwrap();
+    let ms: Vec<u64> = d.stats.tier_millis.clone().unwrap();
     assert_eq!(tiers.len(), ms.len(), "{tiers:?} {ms:?}");
     assert!(tiers.iter().any(|t| t.contains("extra@")), "{tiers:?}");
     assert!(ms.windows(2).all(|w| w[0] <= w[1]), "{ms:?}");
-    assert!(ms.iter().all(|&m| m <= d.stats["solveMillis"].as_u64().unwrap()));
+    assert!(ms.iter().all(|&m| m <= d.stats.solve_millis.unwrap()));
     let last_placed = tiers.iter().rposition(|t| t.contains("placed@")).unwrap();
-    assert_eq!(d.stats["term1Millis"].as_u64(), Some(ms[last_placed]));
+    assert_eq!(d.stats.term1_millis, Some(ms[last_placed]));
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use tessera::decision::{Decision, PlacedRow, Status};
+use tessera::wire::decision::{Decision, PlacedRow, Status};
 use tessera::Instance;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
@@ -50,7 +50,7 @@ fn s(p: &Path) -> &str {
 }
 
 fn parse_decision(text: &str) -> Decision {
-    tessera::spec::from_text(text).unwrap_or_else(|e| panic!("decision does not parse back: {e}\n{text}"))
+    tessera::wire::from_text(text).unwrap_or_else(|e| panic!("decision does not parse back: {e}\n{text}"))
 }
 
 /// quickstart.yaml's hand-computed objective (see tests/instances.rs for the arithmetic):
@@ -482,11 +482,11 @@ fn the_look_ahead_never_costs_a_proven_term_1() {
     };
     let forced = solve(("TESSERA_LOOK_AHEAD_PATIENCE_MS", "0"));
     let plain = solve(("TESSERA_NO_LOOK_AHEAD", "1"));
-    let term1 = |d: &Decision| d.stats["termsProven"].as_array().is_some_and(|t| t.iter().any(|v| v.as_i64() == Some(1)));
+    let term1 = |d: &Decision| d.stats.terms_proven.as_ref().is_some_and(|t| t.contains(&1));
     let placed = |d: &Decision| d.objective.placed_by_priority.iter().map(|r| r.placed).collect::<Vec<_>>();
-    let ran = &forced.stats["lookAhead"]["tier"];
-    assert!(ran.as_str().is_some_and(|t| t.starts_with("evicted@")), "the look-ahead ran: {:?}", forced.stats);
-    assert!(plain.stats.get("lookAhead").is_none());
+    let ran = &forced.stats.look_ahead.as_ref().expect("the look-ahead ran").tier;
+    assert!(ran.starts_with("evicted@"), "the look-ahead ran: {:?}", forced.stats);
+    assert!(plain.stats.look_ahead.is_none());
     // Without the look-ahead the search proves term 1 here in well under a second.
     assert!(term1(&plain), "{:?}", plain.stats);
     if term1(&forced) {

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use tessera::compare::{self, Contender, Format, Report, Verdict};
-use tessera::decision::{EvictedRow, Objective, PlacedRow};
+use tessera::tooling::compare::{self, Contender, Format, Report, Verdict};
+use tessera::wire::decision::{EvictedRow, Objective, PlacedRow};
 use tessera::{Decision, Instance, Options, SolverKind, Status};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");

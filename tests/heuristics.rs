@@ -5,21 +5,13 @@
 
 use std::cmp::Ordering;
 
-use tessera::decision::Decision;
-use tessera::spec::OptionsDoc;
-use tessera::{Instance, Options, SolverKind, Status, check, generate};
+use tessera::tooling::generate;
+use tessera::wire::decision::Decision;
+use tessera::wire::OptionsDoc;
+use tessera::{check, Instance, Options, SolverKind, Status};
 
-const HEURISTICS: &[&str] = &[
-    "ffd",
-    "bfd",
-    "k8s-pod",
-    "k8s-pod-mostalloc",
-    "k8s-podgroup",
-    "kueue-bestfit",
-    "kueue-leastfree",
-    "yunikorn-fair",
-    "yunikorn-binpacking",
-];
+const HEURISTICS: &[&str] =
+    &["ffd", "bfd", "k8s-pod", "k8s-pod-mostalloc", "k8s-podgroup", "kueue", "kueue-bestfit", "yunikorn-fair", "yunikorn-binpacking"];
 
 fn solver(name: &str) -> SolverKind {
     SolverKind::from_name(name).unwrap_or_else(|| panic!("solver {name} not registered"))
@@ -285,27 +277,33 @@ podGroups:
     assert_eq!(placed(&e), vec![(10, 1), (0, 1)]);
 }
 
-/// Kueue LeastFreeCapacity on a preferred rack fills the smallest racks first. r1 = {n1},
-/// r2 = {n2} (cpu 2 each, pool=x), r3 = {n3} (cpu 4). `a` (priority 10): gang of 2 pods of
-/// cpu 2, preferred rack. Capacities 1, 1, 2 pods; ascending: r1 (does not fit alone),
-/// r1+r2 fits -> a on n1 and n2. `b` (priority 0): 1 pod of cpu 2, pool=x: no room -> 1 of
-/// 2. Exact (and BestFit: r3 alone fits): a on n3, b on n1: 2 of 2.
+/// Kueue's default (Mixed) profile places a PodSet without topology annotations
+/// (implied TAS, unconstrained at the hostname level) by LeastFreeCapacity; with
+/// `TASProfileMixed` off it is BestFit. n1: cpu 1, n2: cpu 2 (pool=x), n3: cpu 3. `a`
+/// (priority 10): gang of 4 pods of cpu 1: no single node holds 4. LeastFreeCapacity fills
+/// nodes by increasing capacity: n1 1, n2 2, n3 1 (n2 full). BestFit fills by decreasing
+/// capacity, the last node the tightest that holds the rest: n3 3, then of n2 (2) and n1
+/// (1) the tightest holding 1: n1. `b` (priority 0): 1 pod of cpu 2 on pool=x (n2 only):
+/// `kueue` leaves it out (1 of 2), `kueue-bestfit` places it on n2 (2 of 2, = exact).
 #[test]
-fn kueue_leastfree_fills_small_racks_a_later_workload_needs() {
+fn kueue_mixed_fills_small_nodes_first_for_podsets_without_topology() {
     let yaml = r#"
-topology: {levels: [example.com/rack]}
 nodes:
-  - {name: n1, labels: {example.com/rack: r1, pool: x}, allocatable: {cpu: "2"}}
-  - {name: n2, labels: {example.com/rack: r2, pool: x}, allocatable: {cpu: "2"}}
-  - {name: n3, labels: {example.com/rack: r3}, allocatable: {cpu: "4"}}
+  - {name: n1, allocatable: {cpu: "1"}}
+  - {name: n2, labels: {pool: x}, allocatable: {cpu: "2"}}
+  - {name: n3, allocatable: {cpu: "3"}}
 podGroups:
-  - {name: a, priority: 10, topology: {preferred: example.com/rack}, tasks: [{name: w, count: 2, requests: {cpu: "2"}}]}
+  - {name: a, priority: 10, tasks: [{name: w, count: 4, requests: {cpu: "1"}}]}
   - {name: b, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: "2"}, nodeSelector: {pool: x}}]}
 "#;
-    let (h, e) = worse(yaml, "kueue-leastfree");
+    let (h, e) = worse(yaml, "kueue");
     assert_eq!(placed(&h), vec![(10, 1), (0, 0)]);
+    let on = |d: &Decision, node: &str| d.placements[0].pods.iter().filter(|p| p.node == node).count();
+    assert_eq!((on(&h, "n1"), on(&h, "n2"), on(&h, "n3")), (1, 2, 1));
     assert_eq!(placed(&e), vec![(10, 1), (0, 1)]);
     let inst = Instance::from_text(yaml).unwrap();
     let b = solver("kueue-bestfit").solve(&inst, &Options::default());
+    assert_valid(&inst, &b, "kueue-bestfit");
     assert_eq!(placed(&b), vec![(10, 1), (0, 1)]);
+    assert_eq!((on(&b, "n1"), on(&b, "n2"), on(&b, "n3")), (1, 0, 3));
 }

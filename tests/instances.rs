@@ -12,8 +12,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tessera::decision::{Decision, PlacedRow, Status};
-use tessera::{Instance, Options, SolverKind, check};
+use tessera::wire::decision::{Decision, PlacedRow, Status};
+use tessera::{check, Instance, Options, SolverKind};
 
 fn instances_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("instances")
@@ -132,7 +132,7 @@ fn expectations() -> Vec<(&'static str, Expect)> {
     ]
 }
 
-fn pods_of<'a>(d: &'a Decision, group: &str) -> Vec<&'a tessera::decision::PlacedPod> {
+fn pods_of<'a>(d: &'a Decision, group: &str) -> Vec<&'a tessera::wire::decision::PlacedPod> {
     d.placements
         .iter()
         .find(|p| p.pod_group == group)

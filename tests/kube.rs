@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use tessera::decision::Decision;
+use tessera::wire::decision::Decision;
 use tessera::kube::{import_texts, Imported};
-use tessera::spec::{PodGroupDoc, TaskDoc};
+use tessera::wire::{PodGroupDoc, TaskDoc};
 use tessera::{Instance, Options};
 
 fn fixture(name: &str) -> PathBuf {

@@ -454,19 +454,6 @@ nodes: [{name: n1}]
 );
 
 case!(
-    group_without_queue_when_queues_given,
-    r#"
-queues:
-  - name: root
-    queues: [{name: a}]
-podGroups:
-  - {name: g, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
-"#,
-    "podGroups[0].queue",
-    "required when queues are given"
-);
-
-case!(
     group_in_parent_queue,
     r#"
 queues:
@@ -524,6 +511,75 @@ pods:
 "#,
     "queues[0].queues[0].maxapplications",
     "already runs 2 groups, above its maxapplications 1"
+);
+
+case!(
+    children_guaranteed_above_the_parents_max,
+    r#"
+nodes: [{name: n0, allocatable: {cpu: 8}}]
+queues:
+  - name: root
+    queues:
+      - name: p
+        resources: {max: {cpu: 4}}
+        queues:
+          - {name: a, resources: {guaranteed: {cpu: 3}}}
+          - {name: b, resources: {guaranteed: {cpu: 2}}}
+podGroups:
+  - {name: g, queue: root.p.a, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
+"#,
+    "queues[0].queues[0].resources.max.cpu",
+    "the children's guaranteed 5 sum above the max 4 of root.p"
+);
+
+case!(
+    children_guaranteed_through_an_unset_child,
+    r#"
+nodes: [{name: n0, allocatable: {cpu: 8}}]
+queues:
+  - name: root
+    queues:
+      - name: p
+        resources: {guaranteed: {cpu: 2}}
+        queues:
+          - name: mid
+            queues: [{name: a, resources: {guaranteed: {cpu: 3}}}]
+podGroups:
+  - {name: g, queue: root.p.mid.a, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
+"#,
+    "queues[0].queues[0].resources.guaranteed.cpu",
+    "the children's guaranteed 3 sum above this queue's 2"
+);
+
+case!(
+    maxapplications_must_be_set_on_every_child,
+    r#"
+nodes: [{name: n0, allocatable: {cpu: 8}}]
+queues:
+  - name: root
+    queues:
+      - name: p
+        maxapplications: 4
+        queues: [{name: a, maxapplications: 2}, {name: b}]
+podGroups:
+  - {name: g, queue: root.p.a, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
+"#,
+    "queues[0].queues[0].queues[1].maxapplications",
+    "must be set, as its parent root.p sets maxapplications 4"
+);
+
+case!(
+    a_group_without_queue_needs_root_default,
+    r#"
+nodes: [{name: n0, allocatable: {cpu: 8}}]
+queues:
+  - name: root
+    queues: [{name: a}]
+podGroups:
+  - {name: g, tasks: [{name: t, count: 1, requests: {cpu: 1}}]}
+"#,
+    "podGroups[0].queue",
+    "not given, so the group is in root.default, which the queue tree lacks as a leaf"
 );
 
 // ---------------------------------------------------------------------------------------

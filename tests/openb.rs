@@ -7,7 +7,8 @@
 use std::cmp::Ordering;
 use std::process::Command;
 use std::time::Duration;
-use tessera::{Instance, Options, SolverKind, check, generate};
+use tessera::tooling::generate;
+use tessera::{check, Instance, Options, SolverKind};
 
 /// Real shapes, preemption on (trace BE pods are preemptible): every solver's decision
 /// is valid and reports the objective the validator recomputes; exact (warm-started from

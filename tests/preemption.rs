@@ -19,8 +19,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::time::Duration;
-use tessera::decision::{Decision, EvictedRow, Objective, PlacedRow, Status};
-use tessera::{Instance, Options, SolverKind, check};
+use tessera::wire::decision::{Decision, EvictedRow, Objective, PlacedRow, Status};
+use tessera::{check, Instance, Options, SolverKind};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -606,7 +606,7 @@ fn exact_valid_and_never_worse_than_k8s_preempt() {
     // `tiny` instances of the generator with something evictable.
     if only.is_none() {
         for s in 0..cases.max(50) * 2 {
-            let doc = tessera::generate::generate("tiny", s).unwrap();
+            let doc = tessera::tooling::generate::generate("tiny", s).unwrap();
             let inst = Instance::from_doc(&doc).unwrap();
             if !has_evictable(&inst) {
                 continue;

@@ -12,9 +12,8 @@
 //!
 //! Every failure prints the seed and the instance YAML; reproduce one seed with
 //! `TESSERA_SEED=<seed> cargo test --release --test property`; run more cases with
-//! `TESSERA_CASES=10000` (print more failures with `TESSERA_SHOW=50`); compare with the
-//! stricter (Kubernetes reprieve) reading of rule 6 with `TESSERA_RULE6=reprieve`; inspect one instance file with
-//! `TESSERA_YAML=file.yaml cargo test --release --test property repro -- --nocapture`.
+//! `TESSERA_CASES=10000` (print more failures with `TESSERA_SHOW=50`); inspect one
+//! instance file with `TESSERA_YAML=file.yaml cargo test --release --test property repro -- --nocapture`.
 
 mod reference;
 
@@ -23,8 +22,8 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use tessera::decision::{Decision, Objective};
-use tessera::spec::*;
+use tessera::wire::decision::{Decision, Objective};
+use tessera::wire::*;
 use tessera::{Instance, Options, Status};
 
 // ---------------------------------------------------------------------------------------
@@ -196,7 +195,16 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
             } else {
                 None
             };
-            g.tasks.push(TaskDoc { name: format!("t{ti}"), count, min_count, requests, node_selector, tolerations, slice, node_affinity: None });
+            g.tasks.push(TaskDoc {
+                name: format!("t{ti}"),
+                count,
+                min_count,
+                requests,
+                node_selector,
+                tolerations,
+                slice,
+                node_affinity: None,
+            });
         }
         if gang && rng.pct(25) {
             g.min_count = Some(rng.below(sum as u64 + 2) as i64);
@@ -259,12 +267,53 @@ fn gen_doc(rng: &mut Rng) -> InstanceDoc {
     doc
 }
 
+/// Keys added after the main draw, from a stream of their own (so that the instances of
+/// a seed keep everything else): a numeric `size` label on nodes, required node affinity
+/// on some tasks (every operator), and bound pods being released.
+fn decorate(doc: &mut InstanceDoc, rng: &mut Rng) {
+    for n in &mut doc.nodes {
+        if rng.pct(70) {
+            n.labels.insert("size".to_string(), rng.pick(&["1", "2", "3", "x"]).to_string());
+        }
+    }
+    let req = |key: &str, op: &str, values: &[&str]| NodeSelectorRequirementDoc {
+        key: key.to_string(),
+        operator: op.to_string(),
+        values: values.iter().map(|v| v.to_string()).collect(),
+    };
+    for g in &mut doc.pod_groups {
+        for t in &mut g.tasks {
+            if !rng.pct(20) {
+                continue;
+            }
+            let term = |rng: &mut Rng| match rng.below(7) {
+                0 => vec![req("pool", "In", &["a"])],
+                1 => vec![req("pool", "NotIn", &["a"])],
+                2 => vec![req("pool", "Exists", &[])],
+                3 => vec![req("pool", "DoesNotExist", &[])],
+                4 => vec![req("size", "Gt", &["1"])],
+                5 => vec![req("size", "Lt", &["3"]), req("pool", "In", &["a", "b"])],
+                _ => vec![],
+            };
+            let mut terms = vec![term(rng)];
+            if rng.pct(30) {
+                terms.push(term(rng));
+            }
+            t.node_affinity = Some(terms);
+        }
+    }
+    for p in &mut doc.pods {
+        p.releasing = rng.pct(8);
+    }
+}
+
 /// A valid instance for `seed` (documents the model rejects, e.g. bound pods over
 /// capacity, are redrawn from the same stream), its YAML, and how many draws it took.
 fn gen(seed: u64) -> (InstanceDoc, Instance, String, usize) {
     let mut rng = Rng::new(seed);
     for attempt in 1..=1000 {
-        let doc = gen_doc(&mut rng);
+        let mut doc = gen_doc(&mut rng);
+        decorate(&mut doc, &mut Rng::new(seed ^ 0xAFF1_u64.wrapping_mul(attempt as u64)));
         if let Ok(inst) = Instance::from_doc(&doc) {
             let yaml = serde_yaml_ng::to_string(&doc).unwrap();
             return (doc, inst, yaml, attempt);
@@ -285,19 +334,6 @@ fn seeds(n: u64) -> Vec<u64> {
 }
 
 const CASES: u64 = 400;
-
-/// Reading of rule 6 the reference uses: `TESSERA_RULE6=weak` switches to the weaker one
-/// (see `reference::Rule6`), to tell rule-6 disagreements from other ones.
-fn rule6() -> reference::Rule6 {
-    // The project reads rule 6 as issue 4 defines "unneeded": an eviction is needed when
-    // undoing it alone breaks the decision; with term 2 minimized, the reference's weak
-    // reading gives exactly those optima. `TESSERA_RULE6=reprieve` compares with
-    // Kubernetes' stricter reprieve (lower-priority groups may not use freed room).
-    match std::env::var("TESSERA_RULE6").as_deref() {
-        Ok("reprieve") => reference::Rule6::Reprieve,
-        _ => reference::Rule6::Weak,
-    }
-}
 
 fn cfg() -> Options {
     Options { time_limit: Some(Duration::from_secs(20)), ..Default::default() }
@@ -534,7 +570,7 @@ fn solvers_agree_with_reference() {
     let mut n = 0;
     for seed in seeds(CASES) {
         let (_doc, inst, yaml, _) = gen(seed);
-        let r = reference::solve_opts(&inst, reference::Term3::ByPriority, rule6());
+        let r = reference::solve(&inst);
         let problems = verify(&inst, &r);
         n += 1;
         if !problems.is_empty() {
@@ -583,7 +619,7 @@ fn decomposition_agrees_with_reference() {
         };
         n += 1;
         let report = tessera::check::check(&inst, &d);
-        let proven1 = d.stats.get("termsProven").and_then(|t| t.as_array()).is_some_and(|t| t.iter().any(|x| x == 1));
+        let proven1 = d.stats.terms_proven.as_ref().is_some_and(|t| t.contains(&1));
         let problem = if !report.violations.is_empty() {
             Some(format!("invalid: {:?}", report.violations))
         } else if d.objective.compare(&best) == std::cmp::Ordering::Greater {
@@ -632,11 +668,14 @@ fn objective(rows: &[(i64, i64, i64)], extra: &[(i64, i64)]) -> Objective {
     Objective {
         placed_by_priority: rows
             .iter()
-            .map(|&(priority, placed, pending)| tessera::decision::PlacedRow { priority: priority.into(), placed, pending })
+            .map(|&(priority, placed, pending)| tessera::wire::decision::PlacedRow { priority: priority.into(), placed, pending })
             .collect(),
         evicted_by_priority: vec![],
         extra_pods: extra.iter().map(|e| e.1).sum(),
-        extra_by_priority: extra.iter().map(|&(priority, pods)| tessera::decision::ExtraRow { priority: priority.into(), pods }).collect(),
+        extra_by_priority: extra
+            .iter()
+            .map(|&(priority, pods)| tessera::wire::decision::ExtraRow { priority: priority.into(), pods })
+            .collect(),
     }
 }
 
@@ -700,7 +739,7 @@ pods: [{name: p0, node: n0, requests: {cpu: "1"}}]
 }
 
 fn with_evictions(mut o: Objective, rows: &[(i64, i64)]) -> Objective {
-    o.evicted_by_priority = rows.iter().map(|&(priority, pods)| tessera::decision::EvictedRow { priority, pods }).collect();
+    o.evicted_by_priority = rows.iter().map(|&(priority, pods)| tessera::wire::decision::EvictedRow { priority, pods }).collect();
     o
 }
 
@@ -740,10 +779,6 @@ podGroups:
 pods: [{name: p, node: n0, priority: 7, requests: {cpu: "2"}}]
 "#;
     assert_eq!(reference_of(yaml), objective(&[(10, 1, 1), (5, 0, 1)], &[]));
-    // The weaker reading (any placed group that outranks p and has pods on n0 may name it)
-    // would let h in.
-    let weak = reference::solve_opts(&Instance::from_text(yaml).unwrap(), reference::Term3::ByPriority, reference::Rule6::Weak);
-    assert_eq!(weak.objective, with_evictions(objective(&[(10, 1, 1), (5, 1, 1)], &[]), &[(7, 1)]));
 
     // Term 2 before term 3: g needs one victim for its t1 pod; evicting p0 (2 cpu) instead
     // of p1 (250m) also makes room for one elastic t0 pod -> 1 eviction, extra 1. Evicting
@@ -1001,8 +1036,6 @@ fn repro() {
             r.best_evicted
         );
     }
-    let weak = reference::solve_opts(&inst, reference::Term3::ByPriority, reference::Rule6::Weak);
-    eprintln!("reference (weak rule 6): key {:?} {} evicting {:?}", weak.key, show(&weak.objective), weak.best_evicted);
     let r = reference::solve(&inst);
     eprintln!("reference witness:\n{}violations: {:?}", r.witness.to_yaml(), check_violations(&inst, &r.witness));
     for solver in tessera::SolverKind::ALL {
@@ -1032,7 +1065,7 @@ const QUEUE_CASES: u64 = 300;
 
 /// The `tiny-queues` instance of `seed`, and its YAML.
 fn gen_queues(seed: u64) -> (InstanceDoc, Instance, String) {
-    let doc = tessera::generate::generate("tiny-queues", seed).unwrap();
+    let doc = tessera::tooling::generate::generate("tiny-queues", seed).unwrap();
     let inst = Instance::from_doc(&doc).unwrap_or_else(|e| panic!("tiny-queues seed {seed}: {e}"));
     let yaml = serde_yaml_ng::to_string(&doc).unwrap();
     (doc, inst, yaml)
@@ -1045,7 +1078,7 @@ fn over_queue_instances(what: &str, problems: impl Fn(&Instance, &reference::Ref
     let all = seeds(QUEUE_CASES);
     for &seed in &all {
         let (_doc, inst, yaml) = gen_queues(seed);
-        let r = reference::solve_opts(&inst, reference::Term3::ByPriority, rule6());
+        let r = reference::solve(&inst);
         let p = problems(&inst, &r);
         if !p.is_empty() {
             failures.push((seed, yaml, p, r.best_new_pods, r.best_evicted));
@@ -1102,7 +1135,7 @@ fn queues_reference_optimum_passes_check_and_class_covers_rules() {
     for seed in seeds(QUEUE_CASES) {
         let (doc, inst, yaml) = gen_queues(seed);
         let t = Instant::now();
-        let r = reference::solve_opts(&inst, reference::Term3::ByPriority, rule6());
+        let r = reference::solve(&inst);
         max_ms = max_ms.max(t.elapsed().as_millis());
         match check_violations(&inst, &r.witness) {
             Ok(v) if v.is_empty() => {}
@@ -1113,17 +1146,18 @@ fn queues_reference_optimum_passes_check_and_class_covers_rules() {
         }
         let qs = inst.queues.as_ref().expect("tiny-queues has queues");
         cov.rejected_gangs += inst.pending_groups().any(|g| reference::rejected(&inst, g)) as usize;
-        cov.fair_leaf += qs.tree.queues.iter().any(|q| q.sort_policy == tessera::queues::SortPolicy::Fair) as usize;
+        cov.fair_leaf += qs.tree.queues.iter().any(|q| q.sort_policy == tessera::model::queues::SortPolicy::Fair) as usize;
         cov.maxapps += qs.tree.queues.iter().any(|q| q.max_applications.is_some()) as usize;
         cov.guaranteed += qs.guaranteed.iter().any(|g| !g.is_empty()) as usize;
         cov.yunikorn += inst.options.yunikorn_preemption as usize;
         cov.fence_or_disabled +=
-            qs.tree.queues.iter().any(|q| q.preemption_policy.is_some_and(|p| p != tessera::queues::PreemptionPolicy::Default)) as usize;
+            qs.tree.queues.iter().any(|q| q.preemption_policy.is_some_and(|p| p != tessera::model::queues::PreemptionPolicy::Default))
+                as usize;
         cov.key_levels += r.objective.placed_by_priority.iter().any(|row| row.priority.0.len() > 1) as usize;
         cov.evicting += !r.best_evicted.is_empty() as usize;
         cov.yunikorn_evicting += (inst.options.yunikorn_preemption && !r.best_evicted.is_empty()) as usize;
         let free = without_queues(&doc);
-        let unconstrained = reference::solve_opts(&free, reference::Term3::ByPriority, rule6());
+        let unconstrained = reference::solve(&free);
         let report = tessera::check::check(&inst, &unconstrained.witness);
         cov.quota_binds += report.violations.iter().any(|v| v.rule == 7) as usize;
         cov.maxapps_binds += report.violations.iter().any(|v| v.message.contains("maxapplications")) as usize;
@@ -1276,8 +1310,8 @@ queues:
         maxapplications: 1
         resources: {max: {vcore: 2}}
         queues:
-          - {name: a}
-          - {name: b, resources: {guaranteed: {vcore: 1}}}
+          - {name: a, maxapplications: 1}
+          - {name: b, maxapplications: 1, resources: {guaranteed: {vcore: 1}}}
 podGroups:
   - {name: g, queue: root.p.b, priority: 10, tasks: [{name: t, count: 2, requests: {cpu: "1"}}]}
   - {name: r, queue: root.p.a, tasks: [{name: t, count: 0}]}
@@ -1291,11 +1325,12 @@ pods:
     let yunikorn = format!("{quota_freed}options: {{preemptionModel: yunikorn}}\n");
     assert_eq!(solve(&yunikorn).objective, placed_evicting_both);
     // ... unless a disables preemption of its pods: g cannot be placed at all.
-    let disabled = yunikorn.replace("- {name: a}", "- {name: a, properties: {preemption.policy: disabled}}");
+    let disabled =
+        yunikorn.replace("- {name: a, maxapplications: 1}", "- {name: a, maxapplications: 1, properties: {preemption.policy: disabled}}");
     assert_eq!(solve(&disabled).objective, objective(&[(10, 0, 1)], &[]));
     // ... or g's queue is not below a guarantee (b's guarantee moved to a).
     let not_below = yunikorn
-        .replace("- {name: a}", "- {name: a, resources: {guaranteed: {vcore: 1}}}")
-        .replace("- {name: b, resources: {guaranteed: {vcore: 1}}}", "- {name: b}");
+        .replace("- {name: a, maxapplications: 1}", "- {name: a, maxapplications: 1, resources: {guaranteed: {vcore: 1}}}")
+        .replace("- {name: b, maxapplications: 1, resources: {guaranteed: {vcore: 1}}}", "- {name: b, maxapplications: 1}");
     assert_eq!(solve(&not_below).objective, objective(&[(10, 0, 1)], &[]));
 }

@@ -4,8 +4,8 @@
 //! that fixes its answer; every decision (exact and every heuristic) must pass `check`.
 
 use std::time::Duration;
-use tessera::decision::{Decision, PriorityKey, Status};
-use tessera::{Instance, Options, SolverKind, check};
+use tessera::wire::decision::{Decision, PriorityKey, Status};
+use tessera::{check, Instance, Options, SolverKind};
 
 mod common;
 use common::parse;
@@ -298,7 +298,7 @@ podGroups:
     // Written as a list, and read back as the same key.
     let json: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
     assert_eq!(json["objective"]["placedByPriority"][0]["priority"], serde_json::json!([10, 5]));
-    let back: Decision = tessera::spec::from_text(&d.to_yaml()).unwrap();
+    let back: Decision = tessera::wire::from_text(&d.to_yaml()).unwrap();
     assert_eq!(back.objective, d.objective);
 }
 
@@ -324,7 +324,7 @@ fn multi_tenant_example_through_the_cli() {
         .output()
         .unwrap();
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
-    let d: Decision = tessera::spec::from_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let d: Decision = tessera::wire::from_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let _ = std::fs::remove_file(&out);
     assert_eq!(d.status, Status::Optimal);
     assert_eq!(placed(&d), vec!["etl-1", "etl-2", "sys-agent", "train-a"]);
@@ -340,4 +340,29 @@ fn multi_tenant_example_through_the_cli() {
     assert!(!e.status.success());
     let msg = String::from_utf8_lossy(&e.stderr);
     assert!(msg.contains("partitions[0].queues[0].queues[0].maxapplications"), "{msg}");
+}
+
+/// A group that names no queue is in root.default (as YuniKorn's Kubernetes shim places
+/// it) and counts against root.default's limits: root.default may use 2 cpu, so of the
+/// two 2-cpu groups without a queue only one fits; the group in root.a is unaffected.
+#[test]
+fn a_group_without_queue_is_in_root_default() {
+    let inst = parse(
+        r#"
+nodes: [{name: n0, allocatable: {cpu: "8"}}]
+queues:
+  - name: root
+    queues:
+      - {name: default, resources: {max: {cpu: "2"}}}
+      - {name: a}
+podGroups:
+  - {name: x, priority: 10, tasks: [{name: t, count: 1, requests: {cpu: "2"}}]}
+  - {name: y, tasks: [{name: t, count: 1, requests: {cpu: "2"}}]}
+  - {name: z, queue: root.a, tasks: [{name: t, count: 1, requests: {cpu: "2"}}]}
+"#,
+    );
+    assert_eq!(inst.groups[0].queue.as_deref(), Some("root.default"));
+    let d = solve(&inst);
+    assert_eq!(placed(&d), ["x", "z"]);
+    assert!(reason(&d, "y").contains("root.default"), "{}", reason(&d, "y"));
 }

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera::decision::Decision;
+use tessera::wire::decision::Decision;
 use tessera::serve::client::{Client, Response};
 use tessera::serve::{Config, Limits, Running};
 use tessera::Instance;
@@ -77,7 +77,7 @@ const SMALL: &str = r#"{"nodes":[{"name":"n1","allocatable":{"cpu":"4","memory":
 
 /// A cycle the exact engine does not prove in a second on this machine.
 fn hard_instance() -> String {
-    serde_json::to_string(&tessera::generate::generate("flat-1024", 1).unwrap()).unwrap()
+    serde_json::to_string(&tessera::tooling::generate::generate("flat-1024", 1).unwrap()).unwrap()
 }
 
 fn decision_of(r: &Response) -> Decision {

@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use std::time::Duration;
-use tessera::decision::{Decision, Status};
-use tessera::{Instance, Options, SolverKind, check};
+use tessera::wire::decision::{Decision, Status};
+use tessera::{check, Instance, Options, SolverKind};
 // ---------------------------------------------------------------------------------------
 // Topology cases (issue 3)
 // ---------------------------------------------------------------------------------------
@@ -274,7 +274,11 @@ pods:
 
 fn decomposed(yaml: &str) -> (Instance, Decision) {
     let inst = parse(yaml);
-    let cfg = Options { time_limit: Some(Duration::from_secs(60)), diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() }, ..Default::default() };
+    let cfg = Options {
+        time_limit: Some(Duration::from_secs(60)),
+        diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() },
+        ..Default::default()
+    };
     let d = SolverKind::from_name("exact").unwrap().solve(&inst, &cfg);
     let report = check::check(&inst, &d);
     assert!(report.violations.is_empty(), "validator rejects the decomposed decision: {:#?}\n{}", report.violations, d.to_yaml());
@@ -300,7 +304,7 @@ podGroups:
     );
     assert_eq!(d.status, Status::Optimal, "{}", d.to_yaml());
     assert_eq!(d.objective.placed_by_priority, rows(&[(10, 1, 1), (0, 1, 1)]));
-    assert_eq!(d.stats["termsProven"], serde_json::json!([1, 2, 3]));
+    assert_eq!(d.stats.terms_proven, Some(vec![1, 2, 3]));
 }
 
 /// Three 3-pod gangs of 1 cpu (required rack) and racks of 4, 4 and 2 cpu: the master's
@@ -329,7 +333,7 @@ podGroups:
     );
     let (_, d) = decomposed(&elastic);
     assert_eq!(d.status, Status::Feasible, "{}", d.to_yaml());
-    assert_eq!(d.stats["termsProven"], serde_json::json!([1, 2]));
+    assert_eq!(d.stats.terms_proven, Some(vec![1, 2]));
 }
 
 /// How the master settles its levels. Three 3-pod gangs of 1 cpu, required rack, racks
@@ -345,9 +349,7 @@ fn decomposition_master_levels_settled_by_lp_or_branch_and_bound() {
   - {name: b, topology: {required: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
   - {name: c, topology: {required: example.com/rack}, tasks: [{name: w, count: 3, requests: {cpu: "1"}}]}
 "#;
-    let settled = |d: &Decision| -> Vec<String> {
-        d.stats["masterBound"].as_array().unwrap().iter().map(|b| b["settledBy"].as_str().unwrap().to_string()).collect()
-    };
+    let settled = |d: &Decision| -> Vec<String> { d.stats.master_bound.as_ref().unwrap().iter().map(|b| b.settled_by.clone()).collect() };
     let (_, d) = decomposed(&format!(
         r#"
 topology: {{levels: [example.com/rack]}}
@@ -379,18 +381,22 @@ podGroups:{gangs}  - {{name: top, priority: 9, tasks: [{{name: w, count: 1, requ
 /// groups than first-fit decreasing, never more than the master bound per level.
 #[test]
 fn decomposition_on_topo_512_is_valid_and_bounded() {
-    let doc = tessera::generate::generate("topo-512", 1).unwrap();
+    let doc = tessera::tooling::generate::generate("topo-512", 1).unwrap();
     let inst = Instance::from_doc(&doc).unwrap();
-    let cfg = Options { time_limit: Some(Duration::from_secs(5)), diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() }, ..Default::default() };
+    let cfg = Options {
+        time_limit: Some(Duration::from_secs(5)),
+        diagnostics: tessera::Diagnostics { decompose: Some(true), ..Default::default() },
+        ..Default::default()
+    };
     let d = SolverKind::from_name("exact").unwrap().solve(&inst, &cfg);
     let report = check::check(&inst, &d);
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     let f = run("ffd", &inst);
     let placed = |d: &Decision| d.objective.placed_by_priority.iter().map(|r| r.placed).sum::<i64>();
     assert!(placed(&d) >= placed(&f), "decomposed {} < ffd {}", placed(&d), placed(&f));
-    let bounds = d.stats["masterBound"].as_array().expect("master bound reported").clone();
+    let bounds = d.stats.master_bound.clone().expect("master bound reported");
     for (row, b) in d.objective.placed_by_priority.iter().zip(&bounds) {
-        assert_eq!(row.priority, b["priority"].as_i64().unwrap().into());
-        assert!(row.placed <= b["placed"].as_i64().unwrap(), "placed above the master bound: {row:?} vs {b}");
+        assert_eq!(row.priority, b.priority.into());
+        assert!(row.placed <= b.placed, "placed above the master bound: {row:?} vs {b:?}");
     }
 }

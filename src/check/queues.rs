@@ -7,13 +7,14 @@
 //! of `Queues::rejection`.
 
 use super::{qty, Placements, Violation};
+use crate::model::queues::{PreemptionPolicy, QueueId, SortPolicy};
+use crate::model::Queues;
 use crate::model::{GroupId, Instance, PodId, Policy, ResourceId};
-use crate::queues::{PreemptionPolicy, QueueId, SortPolicy};
-use crate::quotas::Queues;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the queues hold after the decision, for rule 7 and for the "needed" test of
-/// evictions (undoing an eviction must not be possible without breaking a limit).
+/// evictions (undoing an eviction, with only the allowed groups' new pods counted, must
+/// break a limit).
 pub(super) struct QueueUse {
     /// Per group: its leaf queue, the leaf's parent, ..., `root` (empty: no queue).
     paths: Vec<Vec<QueueId>>,
@@ -24,6 +25,10 @@ pub(super) struct QueueUse {
     running: Vec<i64>,
     /// Per group: placed now, or keeps a bound pod that is not evicted.
     group_running: Vec<bool>,
+    /// Per group: keeps a bound pod that is not evicted (and is not being released).
+    keeps_bound: Vec<bool>,
+    /// Per queue: new pods' requests per group of its subtree.
+    new: Vec<BTreeMap<GroupId, Vec<i128>>>,
 }
 
 /// `leaf`, its parent, ..., `root`.
@@ -59,6 +64,10 @@ pub(super) fn check_queues(
     let mut before = vec![vec![0i128; nres]; nq];
     let mut kept = vec![vec![0i128; nres]; nq];
     for (p, pod) in inst.pods.iter().enumerate() {
+        // A pod being released holds its node but counts in no queue.
+        if pod.releasing {
+            continue;
+        }
         for &q in pod_path(p) {
             for r in 0..nres {
                 before[q][r] += pod.requests[r] as i128;
@@ -107,8 +116,10 @@ pub(super) fn check_queues(
     }
 
     // Running groups: placed now, or keeping a bound pod that is not evicted.
-    let group_running: Vec<bool> =
-        (0..inst.groups.len()).map(|g| pl.placed.contains(&g) || inst.groups[g].bound.iter().any(|p| !evictions.contains_key(p))).collect();
+    let keeps_bound: Vec<bool> = (0..inst.groups.len())
+        .map(|g| inst.groups[g].bound.iter().any(|&p| !evictions.contains_key(&p) && !inst.pods[p].releasing))
+        .collect();
+    let group_running: Vec<bool> = (0..inst.groups.len()).map(|g| pl.placed.contains(&g) || keeps_bound[g]).collect();
     let mut running = vec![0i64; nq];
     let mut running_names: Vec<Vec<&str>> = vec![Vec::new(); nq];
     for g in (0..inst.groups.len()).filter(|&g| group_running[g]) {
@@ -174,7 +185,7 @@ pub(super) fn check_queues(
     if inst.options.yunikorn_preemption {
         check_yunikorn(inst, qs, &paths, &before, &usage, evictions, v);
     }
-    Some(QueueUse { paths, usage, running, group_running })
+    Some(QueueUse { paths, usage, running, group_running, keeps_bound, new })
 }
 
 /// The four rules of `options.preemptionModel: yunikorn` (models/queues.md), reported as
@@ -278,11 +289,43 @@ fn check_yunikorn(
     }
 }
 
+/// YuniKorn's rules 1-3 (`models/queues.md`) for preemptor `g` and victim pod `p`: the
+/// victim's nearest `preemption.policy` is not `disabled` (and it is in a queue), it lies
+/// under the deepest fence of `g`'s path, and a queue on `g`'s path is below a guarantee
+/// in a resource `g` requests (usage before the cycle).
+pub(super) fn yunikorn_may_evict(inst: &Instance, g: GroupId, p: PodId) -> bool {
+    let Some(qs) = inst.queues.as_ref() else { return false };
+    let path_of = |h: GroupId| inst.groups[h].queue_id.map(|l| path_up(qs, l)).unwrap_or_default();
+    let victim_path = inst.pods[p].group.map(path_of).unwrap_or_default();
+    let nearest = victim_path.iter().find_map(|&q| qs.tree.queues[q].preemption_policy);
+    if victim_path.is_empty() || nearest == Some(PreemptionPolicy::Disabled) {
+        return false;
+    }
+    let path = path_of(g);
+    if path.is_empty() {
+        return false;
+    }
+    let fence = path.iter().copied().find(|&q| qs.tree.queues[q].preemption_policy == Some(PreemptionPolicy::Fence));
+    if fence.is_some_and(|f| !victim_path.contains(&f)) {
+        return false;
+    }
+    let requests = |r: ResourceId| inst.groups[g].tasks.iter().any(|&t| inst.tasks[t].requests[r] > 0);
+    let before = |q: QueueId, r: ResourceId| -> i128 {
+        inst.pods
+            .iter()
+            .filter(|pod| !pod.releasing && pod.group.is_some_and(|h| path_of(h).contains(&q)))
+            .map(|pod| pod.requests[r] as i128)
+            .sum()
+    };
+    path.iter().any(|&q| qs.guaranteed[q].iter().any(|&(r, gv)| requests(r) && before(q, r) < gv as i128))
+}
+
 impl QueueUse {
-    /// Whether putting the bound pods `unit` (evicted now) back breaks a queue limit:
-    /// some queue on their path goes over its max in a resource they request, or over its
+    /// Whether putting the bound pods `unit` (evicted now) back breaks a queue limit when
+    /// only the new pods of the groups `allowed` to evict it are counted: some queue on
+    /// their path goes over its max in a resource they request, or over its
     /// maxapplications because a group of theirs runs again.
-    pub(super) fn undo_breaks(&self, inst: &Instance, unit: &[PodId]) -> bool {
+    pub(super) fn undo_breaks(&self, inst: &Instance, unit: &[PodId], allowed: &dyn Fn(GroupId) -> bool) -> bool {
         let Some(qs) = inst.queues.as_ref() else { return false };
         let mut add: BTreeMap<QueueId, Vec<i128>> = BTreeMap::new();
         let mut again: BTreeMap<QueueId, BTreeSet<GroupId>> = BTreeMap::new();
@@ -299,9 +342,14 @@ impl QueueUse {
                 }
             }
         }
-        let over_max = add.iter().any(|(&q, a)| qs.max[q].iter().any(|&(r, m)| a[r] > 0 && self.usage[q][r] + a[r] > m as i128));
+        // The groups set aside: their new pods leave the usage; one that runs only because
+        // it is placed now stops counting as running.
+        let set_aside = |q: QueueId| self.new[q].keys().copied().filter(|&g| !allowed(g));
+        let usage = |q: QueueId, r: ResourceId| self.usage[q][r] - set_aside(q).map(|g| self.new[q][&g][r]).sum::<i128>();
+        let running = |q: QueueId| self.running[q] - set_aside(q).filter(|&g| !self.keeps_bound[g]).count() as i64;
+        let over_max = add.iter().any(|(&q, a)| qs.max[q].iter().any(|&(r, m)| a[r] > 0 && usage(q, r) + a[r] > m as i128));
         let over_apps =
-            again.iter().any(|(&q, gs)| qs.tree.queues[q].max_applications.is_some_and(|n| (self.running[q] + gs.len() as i64) as u64 > n));
+            again.iter().any(|(&q, gs)| qs.tree.queues[q].max_applications.is_some_and(|n| (running(q) + gs.len() as i64) as u64 > n));
         over_max || over_apps
     }
 }

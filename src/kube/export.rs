@@ -7,7 +7,7 @@
 //! recreated under the same name since the import is never evicted or bound by mistake.
 
 use super::import::{Imported, PodRef};
-use crate::decision::Decision;
+use crate::wire::decision::Decision;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 

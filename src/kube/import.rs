@@ -4,8 +4,8 @@
 use super::objects::*;
 use super::read::{join, namespace_of, parse_rfc3339, At, Key, Objects};
 use super::requests::{pod_requests, scale_of};
-use crate::quantity;
-use crate::spec::*;
+use crate::wire::quantity;
+use crate::wire::*;
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, BTreeSet};
 

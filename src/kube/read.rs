@@ -3,7 +3,7 @@
 //! `kind`. Errors name the path of the bad field (`items[3].spec.containers[0]…`).
 
 use super::objects::*;
-use crate::spec::InputError;
+use crate::wire::InputError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

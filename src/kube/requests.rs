@@ -18,8 +18,8 @@
 
 use super::objects::{Container, Pod, ResourceList};
 use super::read::join;
-use crate::quantity::{self, Scale};
-use crate::spec::InputError;
+use crate::wire::quantity::{self, Scale};
+use crate::wire::InputError;
 use std::collections::BTreeMap;
 
 /// Engine scale of a Kubernetes resource: millicores for cpu, base units otherwise

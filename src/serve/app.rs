@@ -5,9 +5,9 @@
 use super::cluster::Cluster;
 use super::metrics::Metrics;
 use super::{openapi, tls, Config};
-use crate::compare::{self, Contender};
-use crate::decision::Decision;
-use crate::spec::{InputError, InstanceDoc};
+use crate::tooling::compare::{self, Contender};
+use crate::wire::decision::Decision;
+use crate::wire::{InputError, InstanceDoc};
 use crate::{CancelHandle, Instance, Options, SolverKind};
 use axum::body::Body;
 use axum::extract::{MatchedPath, Query, Request, State as AxState};
@@ -247,7 +247,7 @@ pub(crate) fn parse_doc<T: serde::de::DeserializeOwned>(headers: &HeaderMap, tex
         de.end().map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("invalid JSON: {e}")))?;
         return Ok(v);
     }
-    crate::spec::from_text(text).map_err(ApiError::bad)
+    crate::wire::from_text(text).map_err(ApiError::bad)
 }
 
 /// `Content-Type` JSON needs a JSON object; YAML, plain text or none take either.
@@ -414,7 +414,7 @@ fn solver_of(name: Option<&str>, path: &str) -> Result<SolverKind, ApiError> {
 }
 
 fn duration_of(text: Option<&str>, path: &str) -> Result<Option<Duration>, ApiError> {
-    text.map(|t| crate::model::parse_duration(t).map_err(|m| ApiError::at(StatusCode::BAD_REQUEST, path, m))).transpose()
+    text.map(|t| crate::wire::parse_duration(t).map_err(|m| ApiError::at(StatusCode::BAD_REQUEST, path, m))).transpose()
 }
 
 async fn solve(

@@ -6,7 +6,7 @@
 //! server's peak memory (`VmHWM` of its process).
 
 use super::client::Client;
-use crate::decision::Decision;
+use crate::wire::decision::Decision;
 use crate::Instance;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -91,7 +91,7 @@ pub fn run_load(b: &LoadBench, progress: &mut dyn FnMut(String)) -> Result<Strin
     for (list, large) in [(&b.small, false), (&b.large, true)] {
         for (class, seeds) in list {
             for seed in 1..=*seeds {
-                let doc = crate::generate::generate(class, seed)?;
+                let doc = crate::tooling::generate::generate(class, seed)?;
                 let body = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
                 let inst = Instance::from_doc(&doc).map_err(|e| e.to_string())?;
                 insts.push((format!("{class}/{seed}"), large, Arc::new(body), inst));

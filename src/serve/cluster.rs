@@ -9,11 +9,11 @@
 //! the call's own Pod object, which starts a new plan.
 
 use super::metrics::Metrics;
-use crate::decision::{Decision, ReasonCode};
+use crate::wire::decision::{Decision, ReasonCode};
 use crate::kube::import::{import, Imported, PodRef};
 use crate::kube::objects::Pod;
 use crate::kube::read::{At, Objects};
-use crate::spec::InputError;
+use crate::wire::InputError;
 use crate::{CancelHandle, Instance, Options};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

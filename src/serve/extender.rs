@@ -16,7 +16,7 @@
 
 use super::app::{content_type_ok, json_ok, read_body, ApiError, State};
 use super::cluster::Planned;
-use crate::decision::ReasonCode;
+use crate::wire::decision::ReasonCode;
 use crate::kube::objects::Pod;
 use crate::kube::read::{namespace_of, Objects};
 use axum::body::Body;
@@ -145,14 +145,14 @@ pub struct ExtenderPreemptionResult {
 
 fn read_pod(v: &Value) -> Result<Pod, ApiError> {
     serde_path_to_error::deserialize(v)
-        .map_err(|e| ApiError::bad(crate::spec::InputError::new(format!("Pod.{}", e.path()), e.inner().to_string())))
+        .map_err(|e| ApiError::bad(crate::wire::InputError::new(format!("Pod.{}", e.path()), e.inner().to_string())))
 }
 
 async fn args<T: serde::de::DeserializeOwned>(state: &State, headers: &HeaderMap, body: Body) -> Result<T, ApiError> {
     let text = read_body(state, headers, body).await?;
     let v: Value = serde_json::from_str(&text).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("invalid JSON: {e}")))?;
     serde_path_to_error::deserialize(&v)
-        .map_err(|e| ApiError::bad(crate::spec::InputError::new(e.path().to_string(), e.inner().to_string())))
+        .map_err(|e| ApiError::bad(crate::wire::InputError::new(e.path().to_string(), e.inner().to_string())))
 }
 
 /// What the plan says for `pod`, adding it to the view when it is new there.

@@ -5,8 +5,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use tessera::decision::{Decision, PlacedRow, Placement, Status};
-use tessera::{Instance, Options, SolverKind, check};
+use tessera::wire::decision::{Decision, PlacedRow, Placement, Status};
+use tessera::{check, Instance, Options, SolverKind};
 
 /// A gang that overflows its only node by one byte (10 000 000 001 + 10 000 000 003 >
 /// 20 000 000 003): a capacity row HiGHS sees scaled, where one byte is inside its

@@ -16,12 +16,14 @@
 //!   beyond the minimums (elastic members), higher priority first"); the reported
 //!   `extraPods` is their sum. [`Term3::Total`] instead maximizes the plain sum (what
 //!   `Objective::compare` compares), kept to show where the two readings differ;
-//! - rule 6, "every eviction names a placed preemptor that needs the freed capacity on
-//!   that node", is read as Kubernetes' reprieve: an evicted pod p on node n must not fit
-//!   back on n next to the bound pods kept there and the new pods on n of the groups that
-//!   may preempt p (priority strictly higher, `preemptionPolicy` not `Never`); at least
-//!   one such group must have new pods on n. Members evicted along with a
-//!   `disruptionMode: PodGroup` group need only be lower than that preemptor;
+//! - rule 6 as the contract reads it: for each eviction unit (a pod, or a
+//!   `disruptionMode: PodGroup` group's bound members together, whose priority is its
+//!   highest member's), put the unit back and set aside the new pods of every group that
+//!   may not evict it (not placed, `Never`, priority not above the unit's, or forbidden by
+//!   YuniKorn's rules); some hard rule must then break: capacity on one of its nodes, a
+//!   device it holds (with the decision's device ids: some arrangement of the new pods on
+//!   the devices, valid by rule 3, must give every such unit its witness at once), or a
+//!   queue's `max` / `maxapplications` on its path;
 //! - term 2 counts evicted pods per (raw) pod priority; `evictedByPriority` lists the
 //!   levels with at least one eviction, highest first.
 //!
@@ -38,16 +40,16 @@
 //!   resource it requests (3) (this narrows the groups of rule 6's "names a placed
 //!   preemptor"); complete assignments where a queue's usage after (kept bound pods plus
 //!   new pods) is below min(guarantee, bound usage before) are skipped (4);
-//! - the reprieve reading of rule 6 also counts queues: an evicted pod is needed when it
-//!   does not fit back on its node, or back into a `max`/`maxapplications` of its queues
-//!   next to the kept bound pods and the new pods of the groups that may preempt it.
 
-#![allow(dead_code)]
+// Per-resource vectors are indexed side by side, as in the model itself.
+#![allow(dead_code, clippy::needless_range_loop, clippy::type_complexity)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use tessera::decision::{EvictedRow, ExtraRow, Objective, PlacedRow};
-use tessera::model::{BoundPod, DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS};
-use tessera::queues::{PreemptionPolicy, SortPolicy};
+use tessera::model::queues::{PreemptionPolicy, SortPolicy};
+use tessera::model::{
+    AffinityOperator, AffinityRequirement, BoundPod, DisruptionMode, GroupId, Instance, Node, Policy, Taint, Task, Toleration, PODS,
+};
+use tessera::wire::decision::{EvictedRow, ExtraRow, Objective, PlacedRow};
 
 /// How term 3 (extra pods) is optimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +174,23 @@ pub fn node_fits(task: &Task, node: &Node) -> bool {
             return false;
         }
     }
-    true
+    task.node_affinity.as_ref().is_none_or(|terms| terms.iter().any(|term| term.iter().all(|req| affinity_holds(req, node))))
+}
+
+/// Kubernetes' `NodeSelectorRequirement` on a node's labels: a missing label fails `In`,
+/// `Exists`, `Gt` and `Lt` and passes `NotIn` and `DoesNotExist`; `Gt`/`Lt` compare
+/// integers (a label that is not one fails).
+fn affinity_holds(req: &AffinityRequirement, node: &Node) -> bool {
+    let label = node.labels.get(&req.key);
+    let number = |s: &String| s.parse::<i64>().ok();
+    match req.operator {
+        AffinityOperator::In => label.is_some_and(|l| req.values.contains(l)),
+        AffinityOperator::NotIn => !label.is_some_and(|l| req.values.contains(l)),
+        AffinityOperator::Exists => label.is_some(),
+        AffinityOperator::DoesNotExist => label.is_none(),
+        AffinityOperator::Gt => label.and_then(number).zip(number(&req.values[0])).is_some_and(|(a, b)| a > b),
+        AffinityOperator::Lt => label.and_then(number).zip(number(&req.values[0])).is_some_and(|(a, b)| a < b),
+    }
 }
 
 /// Whether `new` requests of one shared resource fit on devices whose current usage (by
@@ -207,7 +225,7 @@ pub fn assign_devices(used: &[i64], new: &[i64]) -> Option<Vec<Vec<usize>>> {
             fracs.push((r, i));
         }
     }
-    fracs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    fracs.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
     let mut choice = Vec::new();
     if !pack(&mut used, &fracs, &mut choice) {
         return None;
@@ -263,7 +281,8 @@ struct Search<'a> {
     best: Option<Best>,
     leaves: u64,
     mode: Term3,
-    rule6: Rule6,
+    /// Device arrangements chosen by the last rule-6 check (see [`Best::devices`]).
+    devices: BTreeMap<(usize, usize), Vec<(usize, Vec<usize>)>>,
 }
 
 #[derive(Clone)]
@@ -272,15 +291,9 @@ struct Best {
     new_pods: Vec<i64>,
     evicted: Vec<bool>,
     task_node: Vec<Vec<i64>>,
-}
-
-/// How rule 6's "a placed preemptor that needs the freed capacity on that node" is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rule6 {
-    /// Kubernetes' reprieve (see module notes).
-    Reprieve,
-    /// Weaker: some placed group that may preempt the victim has new pods on its node.
-    Weak,
+    /// Device ids of the new pods per (node, shared resource) where rule 6 needed a
+    /// particular arrangement: per pod in task order, its devices.
+    devices: BTreeMap<(usize, usize), Vec<(usize, Vec<usize>)>>,
 }
 
 /// Bound pods that may ever be evicted: preemptible, and some pending group could preempt them.
@@ -291,16 +304,14 @@ fn candidates(inst: &Instance) -> Vec<usize> {
     (0..inst.pods.len())
         .filter(|&p| {
             let pod = &inst.pods[p];
-            pod.preemptible && (0..inst.groups.len()).any(|g| is_pending(inst, g) && may_preempt(inst, g, pod.priority, pod))
+            pod.preemptible
+                && !pod.releasing
+                && (0..inst.groups.len()).any(|g| is_pending(inst, g) && may_preempt(inst, g, pod.priority, pod))
         })
         .collect()
 }
 
 pub fn solve_with(inst: &Instance, mode: Term3) -> RefResult {
-    solve_opts(inst, mode, Rule6::Reprieve)
-}
-
-pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
     let pending: Vec<GroupId> = (0..inst.groups.len()).filter(|&g| is_pending(inst, g)).collect();
     let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
     let nn = inst.nodes.len();
@@ -359,7 +370,7 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
             best: best.take(),
             leaves: 0,
             mode,
-            rule6,
+            devices: BTreeMap::new(),
         };
         s.group(0);
         leaves += s.leaves;
@@ -405,117 +416,230 @@ pub fn solve_opts(inst: &Instance, mode: Term3, rule6: Rule6) -> RefResult {
 }
 
 impl<'a> Search<'a> {
-    /// Rule 6 for a complete assignment: every eviction is justified (see module notes).
-    fn evictions_justified(&self) -> bool {
+    /// Rule 6 for a complete assignment (see module notes): victims belong to no placed
+    /// group, and every eviction unit is needed by the groups allowed to evict it. When
+    /// devices must witness, the arrangement that does it is kept in `self.devices`.
+    fn evictions_justified(&mut self) -> bool {
         let inst = self.inst;
-        for (pi, pod) in inst.pods.iter().enumerate() {
-            if !self.evicted[pi] {
-                continue;
-            }
-            // The victim belongs to no placed group.
-            if let Some(g) = pod.group {
-                if let Some(i) = self.pending.iter().position(|&x| x == g) {
-                    if self.new_pods[i] > 0 {
-                        return false;
-                    }
-                }
-                if inst.groups[g].disruption == DisruptionMode::PodGroup {
-                    // Evicted as a unit: one member must be needed by a preemptor that
-                    // outranks every member.
-                    let members = &inst.groups[g].bound;
-                    let top = members.iter().map(|&m| inst.pods[m].priority).max().unwrap();
-                    if !members.iter().all(|&m| inst.pods[m].preemptible) || !members.iter().any(|&m| self.needed(m, top)) {
-                        return false;
-                    }
-                    continue;
-                }
-            }
-            if !self.needed(pi, pod.priority) {
+        self.devices.clear();
+        let placed = |g: GroupId| self.pending.iter().position(|&x| x == g).is_some_and(|i| self.new_pods[i] > 0);
+        let mut units: Vec<Vec<usize>> = Vec::new();
+        for (p, pod) in inst.pods.iter().enumerate().filter(|&(p, _)| self.evicted[p]) {
+            if pod.group.is_some_and(placed) || !pod.preemptible || pod.releasing {
                 return false;
             }
+            match pod.group {
+                Some(g) if inst.groups[g].disruption == DisruptionMode::PodGroup => {
+                    if !units.iter().any(|u| u.contains(&p)) {
+                        units.push(inst.groups[g].bound.clone());
+                    }
+                }
+                _ => units.push(vec![p]),
+            }
+        }
+        let mut by_devices = Vec::new();
+        for unit in units {
+            let prio = unit.iter().map(|&p| inst.pods[p].priority).max().unwrap();
+            let allowed = |g: GroupId| placed(g) && unit.iter().all(|&p| may_preempt(inst, g, prio, &inst.pods[p]));
+            if !self.pending.iter().any(|&g| allowed(g)) {
+                return false;
+            }
+            if self.capacity_witness(&unit, &allowed) || self.queue_witness(&unit, &allowed) {
+                continue;
+            }
+            by_devices.push(unit);
+        }
+        by_devices.is_empty() || self.device_witnesses(&by_devices)
+    }
+
+    /// Kept bound pods (not evicted) plus the given unit, per node and resource.
+    fn kept_with(&self, unit: &[usize]) -> Vec<Vec<i64>> {
+        let inst = self.inst;
+        let mut load = vec![vec![0i64; inst.resources.len()]; inst.nodes.len()];
+        for (p, pod) in inst.pods.iter().enumerate() {
+            if !self.evicted[p] || unit.contains(&p) {
+                for r in 0..inst.resources.len() {
+                    load[pod.node][r] += pod.requests[r];
+                }
+            }
+        }
+        load
+    }
+
+    /// Capacity on one of the unit's nodes breaks with it back and only allowed new pods.
+    fn capacity_witness(&self, unit: &[usize], allowed: &dyn Fn(GroupId) -> bool) -> bool {
+        let inst = self.inst;
+        let mut load = self.kept_with(unit);
+        for (t, task) in inst.tasks.iter().enumerate() {
+            if allowed(task.group) {
+                for n in 0..inst.nodes.len() {
+                    for r in 0..inst.resources.len() {
+                        load[n][r] += self.task_node[t][n] * task.requests[r];
+                    }
+                }
+            }
+        }
+        unit.iter().any(|&p| {
+            let pod = &inst.pods[p];
+            let node = &inst.nodes[pod.node];
+            (0..inst.resources.len()).any(|r| {
+                !inst.shared[r]
+                    && (Some(r) != self.pods_r || node.limits_pods)
+                    && unit.iter().any(|&m| inst.pods[m].node == pod.node && inst.pods[m].requests[r] > 0)
+                    && load[pod.node][r] > node.allocatable[r]
+            })
+        })
+    }
+
+    /// A `max` or `maxapplications` on the unit's queue path breaks with it back and only
+    /// allowed new pods.
+    fn queue_witness(&self, unit: &[usize], allowed: &dyn Fn(GroupId) -> bool) -> bool {
+        let inst = self.inst;
+        let Some(qs) = inst.queues.as_ref() else { return false };
+        let path = pod_path(inst, &inst.pods[unit[0]]);
+        if path.is_empty() {
+            return false;
+        }
+        let mut back = self.evicted.clone();
+        for &p in unit {
+            back[p] = false;
+        }
+        let (usage, running) = self.queue_load_with(&back, allowed);
+        path.iter().any(|&q| {
+            qs.max[q].iter().any(|&(r, m)| unit.iter().any(|&p| inst.pods[p].requests[r] > 0) && usage[q][r] > m)
+                || qs.tree.queues[q].max_applications.is_some_and(|n| running[q] > n)
+        })
+    }
+
+    /// Some arrangement of the new pods on the devices (valid by rule 3) gives every unit
+    /// of `units` a device it holds that overflows with it back and only its allowed
+    /// groups' new pods (whole users counting 1000). The arrangement is kept.
+    fn device_witnesses(&mut self, units: &[Vec<usize>]) -> bool {
+        let inst = self.inst;
+        // Per (node, shared resource) with new pods and devices of these units: the sets
+        // of units each arrangement witnesses, with one arrangement per set.
+        let mut choices: Vec<((usize, usize), Vec<(u64, Vec<(usize, Vec<usize>)>)>)> = Vec::new();
+        for n in 0..inst.nodes.len() {
+            for &r in &self.shared {
+                let holders: Vec<usize> = (0..units.len())
+                    .filter(|&i| units[i].iter().any(|&p| inst.pods[p].node == n && inst.pods[p].requests[r] > 0))
+                    .collect();
+                let pods: Vec<usize> = (0..inst.tasks.len())
+                    .filter(|&t| inst.tasks[t].requests[r] > 0)
+                    .flat_map(|t| std::iter::repeat_n(t, self.task_node[t][n] as usize))
+                    .collect();
+                if holders.is_empty() || pods.is_empty() {
+                    continue;
+                }
+                let options = self.arrangements(n, r, &pods, units, &holders);
+                choices.push(((n, r), options));
+            }
+        }
+        let all: u64 = (1u64 << units.len()) - 1;
+        let mut chosen = Vec::new();
+        if !cover(&choices, 0, 0, all, &mut chosen) {
+            return false;
+        }
+        for (i, arrangement) in chosen.into_iter().enumerate() {
+            self.devices.insert(choices[i].0, arrangement);
         }
         true
     }
 
-    /// Whether bound pod `p` (evicted) cannot fit back on its node next to the kept bound
-    /// pods and the new pods of the groups that may preempt a pod of priority `prio`
-    /// (and at least one such group has new pods there).
-    fn needed(&self, p: usize, prio: i64) -> bool {
+    /// Every valid arrangement of `pods` (task ids, one per new pod) on the devices of
+    /// resource `r` of node `n`, reduced to the distinct sets of `holders` it witnesses.
+    fn arrangements(
+        &self,
+        n: usize,
+        r: usize,
+        pods: &[usize],
+        units: &[Vec<usize>],
+        holders: &[usize],
+    ) -> Vec<(u64, Vec<(usize, Vec<usize>)>)> {
         let inst = self.inst;
-        let pod = &inst.pods[p];
-        let n = pod.node;
-        let node = &inst.nodes[n];
-        let mut any = false;
-        let mut load: Vec<i64> = Vec::with_capacity(inst.resources.len());
-        for r in 0..inst.resources.len() {
-            // Kept bound pods: `used` minus all new pods on n.
-            let mut v = self.used[n][r];
-            for (t, task) in inst.tasks.iter().enumerate() {
-                v -= self.task_node[t][n] * task.requests[r];
-            }
-            load.push(v + pod.requests[r]);
-        }
-        let mut new_dev: Vec<Vec<i64>> = vec![Vec::new(); self.shared.len()];
-        for (t, task) in inst.tasks.iter().enumerate() {
-            let c = self.task_node[t][n];
-            if c == 0 || !may_preempt(inst, task.group, prio, pod) {
-                continue;
-            }
-            any = true;
-            for r in 0..inst.resources.len() {
-                load[r] += c * task.requests[r];
-            }
-            for (si, &r) in self.shared.iter().enumerate() {
-                if task.requests[r] > 0 {
-                    new_dev[si].extend(std::iter::repeat(task.requests[r]).take(c as usize));
-                }
-            }
-        }
-        if !any {
-            return false;
-        }
-        if self.rule6 == Rule6::Weak {
-            return true;
-        }
-        for r in 0..inst.resources.len() {
-            if Some(r) == self.pods_r && !node.limits_pods {
-                continue;
-            }
-            if load[r] > node.allocatable[r] {
-                return true;
-            }
-        }
-        for (si, &r) in self.shared.iter().enumerate() {
-            let mut dev = self.bound_dev[n][si].clone();
-            if pod.requests[r] > 0 {
+        let count = (inst.nodes[n].allocatable[r] / 1000) as usize;
+        let mut kept = vec![0i64; count];
+        for (p, pod) in inst.pods.iter().enumerate() {
+            if pod.node == n && !self.evicted[p] && pod.requests[r] > 0 {
                 for &d in &pod.devices[&r] {
-                    dev[d] += pod.requests[r].min(1000);
-                }
-            }
-            if !devices_fit(&dev, &new_dev[si]) {
-                return true;
-            }
-        }
-        // Queues: p does not fit back into a max or maxapplications on its path next to
-        // the kept bound pods and the new pods of the groups that may preempt it.
-        if let Some(qs) = inst.queues.as_ref() {
-            let (usage, running) = self.queue_load(&|g| may_preempt(inst, g, prio, pod));
-            // p's group is not placed (it has an evicted member): p back may restart it.
-            let restarts = pod.group.is_some_and(|g| inst.groups[g].bound.iter().all(|&m| self.evicted[m]));
-            for q in pod_path(inst, pod) {
-                if qs.max[q].iter().any(|&(r, m)| pod.requests[r] > 0 && usage[q][r] + pod.requests[r] > m) {
-                    return true;
-                }
-                if restarts && qs.tree.queues[q].max_applications.is_some_and(|n| running[q] + 1 > n) {
-                    return true;
+                    kept[d] += pod.requests[r].min(1000);
                 }
             }
         }
-        false
+        let mut found: BTreeMap<u64, Vec<(usize, Vec<usize>)>> = BTreeMap::new();
+        let mut used = kept.clone();
+        let mut current: Vec<(usize, Vec<usize>)> = Vec::new();
+        self.arrange(r, pods, 0, (&mut used, &mut current), &mut |arr: &[(usize, Vec<usize>)]| {
+            let mut mask = 0u64;
+            for &i in holders {
+                let prio = units[i].iter().map(|&p| inst.pods[p].priority).max().unwrap();
+                let mine: Vec<usize> =
+                    units[i].iter().copied().filter(|&p| inst.pods[p].node == n && inst.pods[p].requests[r] > 0).collect();
+                let witnessed = mine.iter().flat_map(|&p| inst.pods[p].devices[&r].clone()).any(|d| {
+                    let back: i64 =
+                        mine.iter().filter(|&&p| inst.pods[p].devices[&r].contains(&d)).map(|&p| inst.pods[p].requests[r].min(1000)).sum();
+                    let new: i64 = arr
+                        .iter()
+                        .filter(|(t, ids)| {
+                            ids.contains(&d) && units[i].iter().all(|&p| may_preempt(inst, inst.tasks[*t].group, prio, &inst.pods[p]))
+                        })
+                        .map(|(t, _)| inst.tasks[*t].requests[r].min(1000))
+                        .sum();
+                    kept[d] + back + new > 1000
+                });
+                if witnessed {
+                    mask |= 1 << i;
+                }
+            }
+            found.entry(mask).or_insert_with(|| arr.to_vec());
+        });
+        found.into_iter().collect()
     }
 
-    /// Rule 7 for a complete assignment: every queue's subtree usage within its max and
-    /// its running groups within maxapplications.
+    /// Enumerates device choices for `pods[k..]` (rule 3: a fractional pod on one device
+    /// with room, an integral one on that many completely free devices); identical pods of
+    /// one task take devices in non-decreasing order.
+    fn arrange(
+        &self,
+        r: usize,
+        pods: &[usize],
+        k: usize,
+        (used, current): (&mut Vec<i64>, &mut Vec<(usize, Vec<usize>)>),
+        visit: &mut dyn FnMut(&[(usize, Vec<usize>)]),
+    ) {
+        let Some(&t) = pods.get(k) else {
+            visit(current);
+            return;
+        };
+        let q = self.inst.tasks[t].requests[r];
+        let from = if k > 0 && pods[k - 1] == t { current[k - 1].1[0] } else { 0 };
+        if q < 1000 {
+            for d in from..used.len() {
+                if used[d] + q <= 1000 {
+                    used[d] += q;
+                    current.push((t, vec![d]));
+                    self.arrange(r, pods, k + 1, (used, current), visit);
+                    current.pop();
+                    used[d] -= q;
+                }
+            }
+        } else {
+            let need = (q / 1000) as usize;
+            let free: Vec<usize> = (from..used.len()).filter(|&d| used[d] == 0).collect();
+            for combo in combinations(&free, need) {
+                for &d in &combo {
+                    used[d] = 1000;
+                }
+                current.push((t, combo.clone()));
+                self.arrange(r, pods, k + 1, (used, current), visit);
+                current.pop();
+                for &d in &combo {
+                    used[d] = 0;
+                }
+            }
+        }
+    }
+
     fn queues_ok(&self) -> bool {
         let Some(qs) = self.inst.queues.as_ref() else { return true };
         let (usage, running) = self.queue_load(&|_| true);
@@ -534,13 +658,19 @@ impl<'a> Search<'a> {
     /// Per queue: usage per resource and running groups, from the kept bound pods and
     /// the new pods of the placed groups that `counts` selects.
     fn queue_load(&self, counts: &dyn Fn(GroupId) -> bool) -> (Vec<Vec<i64>>, Vec<u64>) {
+        self.queue_load_with(&self.evicted, counts)
+    }
+
+    /// [`Search::queue_load`] with the given evictions.
+    fn queue_load_with(&self, evicted: &[bool], counts: &dyn Fn(GroupId) -> bool) -> (Vec<Vec<i64>>, Vec<u64>) {
         let inst = self.inst;
         let qs = inst.queues.as_ref().expect("queues");
         let (nq, nr) = (qs.tree.queues.len(), inst.resources.len());
         let mut usage = vec![vec![0i64; nr]; nq];
         let mut running_group = vec![false; inst.groups.len()];
         for (p, pod) in inst.pods.iter().enumerate() {
-            if self.evicted[p] {
+            // A pod being released holds its node but counts in no queue.
+            if evicted[p] || pod.releasing {
                 continue;
             }
             if let Some(g) = pod.group {
@@ -603,9 +733,14 @@ impl<'a> Search<'a> {
                 key[nl + l] -= 1;
             }
         }
-        if self.best.as_ref().map_or(true, |b| key > b.key) {
-            self.best =
-                Some(Best { key, new_pods: self.new_pods.clone(), evicted: self.evicted.clone(), task_node: self.task_node.clone() });
+        if self.best.as_ref().is_none_or(|b| key > b.key) {
+            self.best = Some(Best {
+                key,
+                new_pods: self.new_pods.clone(),
+                evicted: self.evicted.clone(),
+                task_node: self.task_node.clone(),
+                devices: self.devices.clone(),
+            });
         }
     }
 
@@ -733,7 +868,7 @@ impl<'a> Search<'a> {
                 continue;
             }
             let mut trial = self.new_dev[n][si].clone();
-            trial.extend(std::iter::repeat(req[r]).take(c as usize));
+            trial.extend(std::iter::repeat_n(req[r], c as usize));
             if !devices_fit(&self.bound_dev[n][si], &trial) {
                 return false;
             }
@@ -744,7 +879,7 @@ impl<'a> Search<'a> {
         self.task_node[t][n] += c;
         for (si, &r) in self.shared.iter().enumerate() {
             if req[r] > 0 {
-                self.new_dev[n][si].extend(std::iter::repeat(req[r]).take(c as usize));
+                self.new_dev[n][si].extend(std::iter::repeat_n(req[r], c as usize));
             }
         }
         true
@@ -770,7 +905,7 @@ impl<'a> Search<'a> {
 /// ids packed per node, each eviction named after the highest-priority placed group that
 /// may preempt it and has new pods on its node.
 fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decision {
-    use tessera::decision::{Eviction, PlacedPod, Placement, Unplaced};
+    use tessera::wire::decision::{Eviction, PlacedPod, Placement, Unplaced};
     let shared: Vec<usize> = (0..inst.resources.len()).filter(|&r| inst.shared[r]).collect();
     let nn = inst.nodes.len();
     // Device ids per (task, node): the i-th pod of task t on node n gets ids[t][n][i].
@@ -796,7 +931,11 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
                     }
                 }
             }
-            let got = assign_devices(&used, &reqs).expect("the optimum fits its devices");
+            // The arrangement rule 6 needed, if any (pods in task order), else any that fits.
+            let got: Vec<Vec<usize>> = match best.devices.get(&(n, r)) {
+                Some(arrangement) => arrangement.iter().map(|(_, ids)| ids.clone()).collect(),
+                None => assign_devices(&used, &reqs).expect("the optimum fits its devices"),
+            };
             for ((t, i), d) in owners.into_iter().zip(got) {
                 ids[t][n][i].insert(inst.resources[r].clone(), d);
             }
@@ -841,15 +980,16 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
             _ => vec![p],
         };
         let top = unit.iter().map(|&m| inst.pods[m].priority).max().unwrap();
+        // An allowed placed group, one with a new pod on the unit's nodes first (a queue
+        // witness lets it be elsewhere).
         let preemptor = pending
             .iter()
             .enumerate()
-            .filter(|&(gi, &g)| {
-                best.new_pods[gi] > 0
-                    && may_preempt(inst, g, top, &inst.pods[unit[0]])
-                    && unit.iter().any(|&m| inst.groups[g].tasks.iter().any(|&t| best.task_node[t][inst.pods[m].node] > 0))
+            .filter(|&(gi, &g)| best.new_pods[gi] > 0 && unit.iter().all(|&m| may_preempt(inst, g, top, &inst.pods[m])))
+            .max_by_key(|&(_, &g)| {
+                let near = unit.iter().any(|&m| inst.groups[g].tasks.iter().any(|&t| best.task_node[t][inst.pods[m].node] > 0));
+                (near, inst.groups[g].priority, std::cmp::Reverse(g))
             })
-            .max_by_key(|&(_, &g)| inst.groups[g].priority)
             .map(|(_, &g)| inst.groups[g].name.clone())
             .unwrap_or_default();
         evictions.push(Eviction { pod: pod.name.clone(), preemptor });
@@ -864,6 +1004,43 @@ fn witness(inst: &Instance, pending: &[GroupId], best: &Best) -> tessera::Decisi
         evictions,
         stats: Default::default(),
     }
+}
+
+/// Chooses one option per entry of `choices` (each a set of covered units, as a bit mask,
+/// with its arrangement) so that together they cover `all`; the arrangements in `chosen`.
+fn cover(
+    choices: &[((usize, usize), Vec<(u64, Vec<(usize, Vec<usize>)>)>)],
+    k: usize,
+    got: u64,
+    all: u64,
+    chosen: &mut Vec<Vec<(usize, Vec<usize>)>>,
+) -> bool {
+    if k == choices.len() {
+        return got & all == all;
+    }
+    for (mask, arrangement) in &choices[k].1 {
+        chosen.push(arrangement.clone());
+        if cover(choices, k + 1, got | mask, all, chosen) {
+            return true;
+        }
+        chosen.pop();
+    }
+    false
+}
+
+/// The `k`-element subsets of `items`, in lexicographic order.
+fn combinations(items: &[usize], k: usize) -> Vec<Vec<usize>> {
+    if k == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for (i, &x) in items.iter().enumerate() {
+        for mut rest in combinations(&items[i + 1..], k - 1) {
+            rest.insert(0, x);
+            out.push(rest);
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -906,7 +1083,7 @@ fn bound_usage(inst: &Instance, q: usize, r: usize, evicted: Option<&[bool]>) ->
     inst.pods
         .iter()
         .enumerate()
-        .filter(|&(p, pod)| evicted.is_none_or(|e| !e[p]) && pod_path(inst, pod).contains(&q))
+        .filter(|&(p, pod)| evicted.is_none_or(|e| !e[p]) && !pod.releasing && pod_path(inst, pod).contains(&q))
         .map(|(_, pod)| pod.requests[r])
         .sum()
 }

@@ -2,8 +2,10 @@
 //! expected number below is computed by hand from the tree and the bound pods.
 
 use super::super::{check, Report};
-use crate::decision::{Decision, Eviction, Objective, PlacedPod, Placement, Status, Unplaced};
+
+const NN: &str = "is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room";
 use crate::model::Instance;
+use crate::wire::decision::{Decision, Eviction, Objective, PlacedPod, Placement, Status, Unplaced};
 use std::collections::BTreeMap;
 
 /// Three 4-cpu nodes. Bound: n1 ra-0 (root.prod.a), rc-0 (root.dev.c); n2 rb-0
@@ -208,7 +210,7 @@ fn eviction_that_frees_quota_is_needed() {
     assert_valid(&check(&i, &d));
     // ga 2 alone: with ra-0 back prod holds 5 <= 5 and n1 3 <= 4: not needed.
     let d = decide(&i, vec![on("ga", &["n1", "n2"])], &[("ra-0", "ga")]);
-    assert_exactly(&check(&i, &d), &[(6, "rule 6: eviction of ra-0 is not needed (the placements fit without it)")]);
+    assert_exactly(&check(&i, &d), &[(6, &format!("rule 6: eviction of ra-0 (priority 0) on node n1 {NN}"))]);
 }
 
 #[test]
@@ -263,9 +265,13 @@ fn yunikorn_disabled_and_queueless_victims() {
     assert_has(&r, 6, "pod rb-0 of queue root.prod.b is evicted, but preemption.policy is disabled there (set on root.prod)");
     // solo has no group, so no queue.
     let d = decide(&i, vec![on("ga", &["n3", "n3"])], &[("solo", "ga")]);
+    // ... and then no group may evict it, so nothing needs it gone either.
     assert_exactly(
         &check(&i, &d),
-        &[(6, "rule 6: pod solo is evicted but belongs to no queue (preemptionModel yunikorn takes victims only from queues)")],
+        &[
+            (6, "rule 6: pod solo is evicted but belongs to no queue (preemptionModel yunikorn takes victims only from queues)"),
+            (6, "rule 6: eviction of solo (priority 0) on node n3 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; its room is used by ga, which may not evict it"),
+        ],
     );
     // Under the default model the same eviction is fine.
     let d = decide(&inst(), vec![on("ga", &["n3", "n3"])], &[("solo", "ga")]);
@@ -285,15 +291,21 @@ fn yunikorn_fence_and_preemptor_guarantee() {
         "pod rx-0 of queue root.batch.x is evicted for group gc of queue root.dev.c, which is fenced at root.dev (preemption.policy: fence): victims must lie under it",
     );
     assert_has(&r, 6, "pod rx-0 is evicted for group gc of queue root.dev.c, but no queue on that path is below a guaranteed resource");
-    assert_eq!(r.violations.len(), 2, "{}", dump(&r));
+    // Only ga may evict rx-0, and ga's pod alone fits beside it: nothing needs it gone.
+    assert_has(&r, 6, "rule 6: eviction of rx-0 (priority 0) on node n3 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; its room is used by gc, which may not evict it");
+    assert_eq!(r.violations.len(), 3, "{}", dump(&r));
     // gy's path y, batch (2 >= its guarantee 1), root: not below any guarantee. x and
-    // batch keep 1 >= 1 and nothing is fenced, so that is the only complaint.
+    // batch keep 1 >= 1 and nothing is fenced; so gy may not evict rx-0, and ga alone
+    // does not need it gone.
     let d = decide(&i, vec![on("gy", &["n3"]), on("ga", &["n3"])], &[("rx-0", "gy")]);
     assert_exactly(
         &check(&i, &d),
-        &[(
-            6,
-            "rule 6: pod rx-0 is evicted for group gy of queue root.batch.y, but no queue on that path is below a guaranteed resource the group requests",
-        )],
+        &[
+            (
+                6,
+                "rule 6: pod rx-0 is evicted for group gy of queue root.batch.y, but no queue on that path is below a guaranteed resource the group requests",
+            ),
+            (6, "rule 6: eviction of rx-0 (priority 0) on node n3 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; its room is used by gy, which may not evict it"),
+        ],
     );
 }

@@ -1,0 +1,418 @@
+//! Greedy gang placement: first-fit decreasing and its variants, the building blocks of
+//! the `ffd` baseline, of the exact solver's warm start and of the explanations.
+//!
+//! Groups go by priority (highest first), then by decreasing size, then FIFO; each group
+//! is placed all-or-nothing: its minimum pods first (largest task first, pod by pod,
+//! first fit over the nodes in input order), then its elastic pods. This is the
+//! "first-fit decreasing" vector bin-packing rule applied per gang.
+
+use super::assignment::{Assignment, NewPod};
+use super::cycle::{Cycle, NodeState};
+use super::ledger;
+use crate::model::*;
+
+/// A pod's size: the sum over resources of its share of the largest node.
+pub fn task_size(cycle: &Cycle, t: TaskId) -> f64 {
+    let inst = cycle.inst;
+    let mut s = 0.0;
+    for r in 0..inst.resources.len() {
+        let max = cycle.max_allocatable[r];
+        if max > 0 && Some(r) != inst.resource_id(PODS) {
+            s += inst.tasks[t].requests[r] as f64 / max as f64;
+        }
+    }
+    s
+}
+
+/// Priority first, then decreasing minimum size, then FIFO.
+pub fn ffd_order(cycle: &Cycle) -> Vec<GroupId> {
+    let inst = cycle.inst;
+    let size =
+        |g: GroupId| -> f64 { inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum() };
+    let mut order = cycle.pending.clone();
+    order.sort_by(|&a, &b| {
+        let (ga, gb) = (&inst.groups[a], &inst.groups[b]);
+        gb.rank
+            .cmp(&ga.rank)
+            .then(size(b).partial_cmp(&size(a)).unwrap_or(std::cmp::Ordering::Equal))
+            .then(ga.created_at.cmp(&gb.created_at))
+            .then(ga.order.cmp(&gb.order))
+    });
+    order
+}
+
+/// Places groups one by one in `order`; each is placed whole or not at all. Nodes are
+/// tried in input order, or by `node_rank` (lowest first) when given.
+pub fn place_in_order(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>) -> Assignment {
+    place_in_order_with(cycle, order, node_rank, true)
+}
+
+/// As [`place_in_order`]; with `elastic` false each group gets only the pods its
+/// minimums need (elastic pods can be added afterwards by [`fill_elastic`]).
+pub fn place_in_order_with(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>, elastic: bool) -> Assignment {
+    let inst = cycle.inst;
+    let mut states = cycle.nodes.clone();
+    let mut a = Assignment::empty(inst);
+    let mut ledger = ledger::Ledger::new(cycle);
+    for &g in order {
+        let saved = ledger.as_ref().map(|_| states.clone());
+        if let Some((mut pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank, elastic) {
+            if let Some(l) = ledger.as_mut() {
+                // Over its queue's quota: keep what fits (elastic pods go first) and
+                // give the rest of the capacity back to the groups that follow.
+                if !l.fits(g, &pods) {
+                    states = saved.expect("saved with a ledger");
+                    l.trim(g, &mut pods);
+                    for p in &pods {
+                        states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+                    }
+                    if pods.is_empty() {
+                        continue;
+                    }
+                }
+                l.take(g, &pods);
+            }
+            a.pods[g] = pods;
+            a.domain[g] = dom;
+        }
+    }
+    a
+}
+
+/// Undo log so a failed group attempt costs only what it touched: the pods placed so
+/// far, each released again on rollback (no copies of node states, which at thousands
+/// of nodes made allocation the bottleneck of the parallel candidate screening).
+struct Trial<'s> {
+    states: &'s mut Vec<NodeState>,
+    pods: Vec<NewPod>,
+    inst: &'s Instance,
+    shared_ids: &'s [ResourceId],
+}
+
+impl<'s> Trial<'s> {
+    fn take(&mut self, cycle: &Cycle, t: TaskId, n: NodeId) -> bool {
+        match self.states[n].take(cycle.inst, &cycle.shared_ids, &cycle.inst.tasks[t].requests) {
+            Some(devices) => {
+                self.pods.push(NewPod { task: t, node: n, devices });
+                true
+            }
+            None => false,
+        }
+    }
+    fn mark(&self) -> usize {
+        self.pods.len()
+    }
+    fn rollback(&mut self, mark: usize) {
+        while self.pods.len() > mark {
+            let p = self.pods.pop().unwrap();
+            self.states[p.node].release(self.inst, self.shared_ids, &self.inst.tasks[p.task].requests, &p.devices);
+        }
+    }
+}
+
+/// Adds up to `want` pods of task `t` on `nodes` (slices: whole slices only). Returns the
+/// number added.
+fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want: i64) -> i64 {
+    let task = &cycle.inst.tasks[t];
+    match task.slice {
+        None => {
+            let mut added = 0;
+            let mut i = 0;
+            while added < want && i < nodes.len() {
+                if trial.take(cycle, t, nodes[i]) {
+                    added += 1;
+                } else {
+                    i += 1;
+                }
+            }
+            added
+        }
+        Some((level, size)) => {
+            let mut added = 0;
+            // Slice domains in order of first appearance among the allowed nodes.
+            let mut doms: Vec<usize> = Vec::new();
+            for &n in nodes {
+                if let Some(d) = cycle.domain_of[level][n] {
+                    if !doms.contains(&d) {
+                        doms.push(d);
+                    }
+                }
+            }
+            for d in doms {
+                let in_dom: Vec<NodeId> = nodes.iter().copied().filter(|&n| cycle.domain_of[level][n] == Some(d)).collect();
+                loop {
+                    if added + size > want {
+                        return added;
+                    }
+                    let mark = trial.mark();
+                    let mut got = 0;
+                    let mut i = 0;
+                    while got < size && i < in_dom.len() {
+                        if trial.take(cycle, t, in_dom[i]) {
+                            got += 1;
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    if got < size {
+                        trial.rollback(mark);
+                        break;
+                    }
+                    added += size;
+                }
+            }
+            added
+        }
+    }
+}
+
+/// Rounds `n` up to a whole number of slices of task `t`.
+fn round_to_slices(cycle: &Cycle, t: TaskId, n: i64) -> i64 {
+    match cycle.inst.tasks[t].slice {
+        Some((_, k)) => (n + k - 1) / k * k,
+        None => n,
+    }
+}
+
+/// Tries to place group `g` whole; on success the node states keep its pods.
+pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Option<(Vec<NewPod>, Option<usize>)> {
+    place_group_ranked(cycle, states, g, None, true)
+}
+
+/// As [`place_group`]; with `elastic` false only the pods the group's minimums need.
+pub fn place_group_with(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, elastic: bool) -> Option<(Vec<NewPod>, Option<usize>)> {
+    place_group_ranked(cycle, states, g, None, elastic)
+}
+
+/// Whether group `g` fits alone in domain `dom` of its required level by this greedy
+/// rule (a proof of feasibility when it does; nothing when it does not). `states` is
+/// left as it was.
+pub fn fits_alone_in(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, dom: usize) -> bool {
+    let l = match cycle.inst.groups[g].required {
+        Some(l) => l,
+        None => return false,
+    };
+    let saved: Vec<(NodeId, NodeState)> = cycle.domain_nodes[l][dom].iter().map(|&n| (n, states[n].clone())).collect();
+    let ok = place_group_in(cycle, states, g, None, Some(dom), false).is_some();
+    for (n, st) in saved {
+        states[n] = st;
+    }
+    ok
+}
+
+fn place_group_ranked(
+    cycle: &Cycle,
+    states: &mut Vec<NodeState>,
+    g: GroupId,
+    node_rank: Option<&[usize]>,
+    elastic: bool,
+) -> Option<(Vec<NewPod>, Option<usize>)> {
+    place_group_in(cycle, states, g, node_rank, None, elastic)
+}
+
+/// [`place_group_ranked`] trying only domain `only` of the required level when given.
+fn place_group_in(
+    cycle: &Cycle,
+    states: &mut Vec<NodeState>,
+    g: GroupId,
+    node_rank: Option<&[usize]>,
+    only: Option<usize>,
+    elastic: bool,
+) -> Option<(Vec<NewPod>, Option<usize>)> {
+    let inst = cycle.inst;
+    let grp = &inst.groups[g];
+    let mut tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
+    tasks.sort_by(|&a, &b| task_size(cycle, b).partial_cmp(&task_size(cycle, a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+    let candidates: Vec<Option<usize>> = match (grp.required, only) {
+        // One given domain (a bound member elsewhere makes its nodes ineligible anyway).
+        (Some(_), Some(d)) => vec![Some(d)],
+        (None, _) => vec![None],
+        (Some(l), None) => match &cycle.pinned[g] {
+            Some(Err(_)) => vec![],
+            Some(Ok(d)) => vec![Some(*d)],
+            None => {
+                let mut seen = vec![false; cycle.domain_names[l].len()];
+                for &t in &tasks {
+                    for &n in &cycle.eligible[t] {
+                        if let Some(d) = cycle.domain_of[l][n] {
+                            seen[d] = true;
+                        }
+                    }
+                }
+                (0..seen.len()).filter(|&d| seen[d]).map(Some).collect()
+            }
+        },
+    };
+    for dom in candidates {
+        let allowed = |t: TaskId| -> Vec<NodeId> {
+            // Eligible nodes are sorted by id; a domain's nodes too. Walking the smaller
+            // side keeps this cheap on clusters of thousands of nodes.
+            let mut v: Vec<NodeId> = match dom {
+                None => cycle.eligible[t].clone(),
+                Some(d) => {
+                    let members = &cycle.domain_nodes[grp.required.unwrap()][d];
+                    members.iter().copied().filter(|n| cycle.eligible[t].binary_search(n).is_ok()).collect()
+                }
+            };
+            if let Some(rank) = node_rank {
+                v.sort_by_key(|&n| (rank[n], n));
+            }
+            v
+        };
+        let mut trial = Trial { states: &mut *states, pods: Vec::new(), inst: cycle.inst, shared_ids: &cycle.shared_ids };
+        let mut placed = vec![0i64; inst.tasks.len()];
+        let mut ok = true;
+        if grp.policy == Policy::Gang {
+            for &t in &tasks {
+                let need = round_to_slices(cycle, t, inst.tasks[t].min_count);
+                if need > inst.tasks[t].count {
+                    ok = false;
+                    break;
+                }
+                let got = add_pods(cycle, &mut trial, t, &allowed(t), need);
+                placed[t] += got;
+                if got < need {
+                    ok = false;
+                    break;
+                }
+            }
+            // The group minimum beyond the task minimums.
+            let mut missing = inst.min_new_pods(g) - placed.iter().sum::<i64>();
+            if ok {
+                for &t in &tasks {
+                    if missing <= 0 {
+                        break;
+                    }
+                    let room = inst.tasks[t].count - placed[t];
+                    let want = round_to_slices(cycle, t, missing).min(room);
+                    let got = add_pods(cycle, &mut trial, t, &allowed(t), want);
+                    placed[t] += got;
+                    missing -= got;
+                }
+                ok = missing <= 0;
+            }
+        }
+        if ok && (elastic || grp.policy != Policy::Gang) {
+            // Elastic pods up to each task's count (a basic group: its pods, one at least).
+            let want_total = if elastic { i64::MAX } else { 1 };
+            for &t in &tasks {
+                if placed.iter().sum::<i64>() >= want_total {
+                    break;
+                }
+                let mut room = inst.tasks[t].count - placed[t];
+                if !elastic {
+                    room = round_to_slices(cycle, t, want_total - placed.iter().sum::<i64>()).min(room);
+                }
+                placed[t] += add_pods(cycle, &mut trial, t, &allowed(t), room);
+            }
+            ok = placed.iter().sum::<i64>() >= inst.min_new_pods(g);
+        }
+        if ok {
+            return Some((trial.pods, dom));
+        }
+        trial.rollback(0);
+    }
+    None
+}
+
+/// Smallest groups first within each priority level: more groups per level.
+pub fn small_first_order(cycle: &Cycle) -> Vec<GroupId> {
+    let inst = cycle.inst;
+    let mut by_size: Vec<(i64, f64, GroupId)> = ffd_order(cycle)
+        .into_iter()
+        .map(|g| {
+            let size: f64 = inst.groups[g].tasks.iter().map(|&t| task_size(cycle, t) * inst.tasks[t].min_count.max(1) as f64).sum();
+            (-inst.groups[g].rank, size, g)
+        })
+        .collect();
+    by_size.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(&b.2)));
+    by_size.into_iter().map(|x| x.2).collect()
+}
+
+/// Rank of every node when the tightest (least free fraction before the cycle) go first.
+pub fn tight_rank(cycle: &Cycle) -> Vec<usize> {
+    let inst = cycle.inst;
+    let mut tight: Vec<(f64, NodeId)> = (0..inst.nodes.len())
+        .map(|n| {
+            let mut free = 0.0;
+            for r in 0..inst.resources.len() {
+                let alloc = inst.nodes[n].allocatable[r];
+                if alloc > 0 && Some(r) != inst.resource_id(PODS) {
+                    free += cycle.nodes[n].free[r].max(0) as f64 / alloc as f64;
+                }
+            }
+            (free, n)
+        })
+        .collect();
+    tight.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)));
+    let mut rank = vec![0; inst.nodes.len()];
+    for (i, &(_, n)) in tight.iter().enumerate() {
+        rank[n] = i;
+    }
+    rank
+}
+
+/// The best of a few greedy variants (group order x node order), by objective terms 1-3:
+/// the exact solver's warm start. Cheap next to the MILP, and a better incumbent is often
+/// all HiGHS needs to close the gap at the root.
+pub fn best_start(cycle: &Cycle) -> Assignment {
+    use super::assignment::objective;
+    let inst = cycle.inst;
+    let ffd = ffd_order(cycle);
+    let small_first = small_first_order(cycle);
+    let rank = tight_rank(cycle);
+    let mut best: Option<(Assignment, crate::wire::decision::Objective)> = None;
+    for order in [&ffd, &small_first] {
+        for node_rank in [None, Some(rank.as_slice())] {
+            let a = place_in_order(cycle, order, node_rank);
+            let o = objective(inst, &cycle.victims, &a);
+            if best.as_ref().is_none_or(|(_, bo)| o.compare(bo) == std::cmp::Ordering::Greater) {
+                best = Some((a, o));
+            }
+        }
+    }
+    best.map(|b| b.0).unwrap_or_else(|| Assignment::empty(inst))
+}
+
+/// Adds elastic pods (up to each task's count) to the groups an assignment already
+/// places, highest priority first, on the capacity left. Used between the exact tiers:
+/// the groups-placed tier does not care about elastic pods, and this hands the next
+/// tier a start that does.
+pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
+    let inst = cycle.inst;
+    let mut states = cycle.nodes.clone();
+    for pods in &a.pods {
+        for p in pods {
+            states[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+        }
+    }
+    let mut ledger = ledger::Ledger::after(cycle, a);
+    let mut order: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| a.is_placed(g)).collect();
+    order.sort_by_key(|&g| (std::cmp::Reverse(inst.groups[g].rank), inst.groups[g].created_at, g));
+    for g in order {
+        let grp = &inst.groups[g];
+        for &t in &grp.tasks {
+            let have = a.pods[g].iter().filter(|p| p.task == t).count() as i64;
+            let quota_room = ledger.as_ref().map_or(i64::MAX, |l| l.room_for(g, t));
+            let room = (inst.tasks[t].count - have).min(quota_room);
+            if room <= 0 {
+                continue;
+            }
+            let nodes: Vec<NodeId> = cycle.eligible[t]
+                .iter()
+                .copied()
+                .filter(|&n| match (grp.required, a.domain[g]) {
+                    (Some(l), Some(d)) => cycle.domain_of[l][n] == Some(d),
+                    _ => true,
+                })
+                .collect();
+            let mut trial = Trial { states: &mut states, pods: Vec::new(), inst: cycle.inst, shared_ids: &cycle.shared_ids };
+            add_pods(cycle, &mut trial, t, &nodes, room);
+            let new = std::mem::take(&mut trial.pods);
+            if let Some(l) = ledger.as_mut() {
+                l.take(g, &new);
+            }
+            a.pods[g].extend(new);
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Fewer evictions for a given set of placed groups: a local search on an assignment.
+//!
+//! The exact solver's term-1 tier decides which groups are placed, but the solution
+//! HiGHS returns for it may evict freely (term 1 does not count evictions). Before the
+//! `evicted@` tiers this repair hands the solver a better incumbent for the same placed
+//! groups: elastic pods are taken off (they are added back afterwards by
+//! [`crate::engine::greedy::fill_elastic`]), then each evicted unit, most important first, is put
+//! back if the new pods on its nodes can move to other nodes without any eviction. The
+//! set of placed groups and every task's pod count stay at least their minimums, so the
+//! result places the same groups. A heuristic: it proves nothing, and the caller keeps
+//! its result only after checking it against every row of the model.
+
+use crate::baselines::k8s_preempt::{release, restore_unit};
+use crate::engine::assignment::{Assignment, NewPod};
+use crate::engine::cycle::{Cycle, NodeState, UNLIMITED};
+use crate::model::*;
+
+/// Pods of task `t` may move between nodes without touching a topology rule.
+fn movable(inst: &Instance, t: TaskId) -> bool {
+    let task = &inst.tasks[t];
+    task.slice.is_none() && inst.groups[task.group].required.is_none()
+}
+
+fn unapply(cycle: &Cycle, st: &mut NodeState, t: TaskId, p: &NewPod) {
+    let inst = cycle.inst;
+    let req = &inst.tasks[t].requests;
+    for r in 0..req.len() {
+        if st.free[r] != UNLIMITED {
+            st.free[r] += req[r];
+        }
+    }
+    for (si, &r) in cycle.shared_ids.iter().enumerate() {
+        if let Some(ids) = p.devices.get(&r) {
+            for &d in ids {
+                st.devices[si][d] += if req[r] >= 1000 { 1000 } else { req[r] };
+            }
+        }
+    }
+}
+
+fn states_of(cycle: &Cycle, a: &Assignment) -> Vec<NodeState> {
+    let inst = cycle.inst;
+    let mut st = cycle.nodes.clone();
+    for &u in &a.evicted {
+        for &p in &cycle.victims[u].pods {
+            release(cycle, &mut st[inst.pods[p].node], p);
+        }
+    }
+    for pods in &a.pods {
+        for p in pods {
+            st[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+        }
+    }
+    st
+}
+
+/// Keeps only the pods the placed groups' minimums need (tasks that may move), taking
+/// off first the pods on nodes where something is evicted.
+fn strip_elastic(cycle: &Cycle, a: &mut Assignment) {
+    let inst = cycle.inst;
+    let mut evicted_on = vec![false; inst.nodes.len()];
+    for &u in &a.evicted {
+        for &p in &cycle.victims[u].pods {
+            evicted_on[inst.pods[p].node] = true;
+        }
+    }
+    for &g in &cycle.pending {
+        if !a.is_placed(g) || inst.groups[g].required.is_some() {
+            continue;
+        }
+        let grp = &inst.groups[g];
+        let mut pods = std::mem::take(&mut a.pods[g]);
+        // Pods on nodes with evictions last, so they are the ones dropped.
+        pods.sort_by_key(|p| (evicted_on[p.node], p.node));
+        let mut kept: Vec<NewPod> = Vec::new();
+        let mut rest: Vec<NewPod> = Vec::new();
+        let mut per_task = vec![0i64; inst.tasks.len()];
+        for p in pods {
+            let t = p.task;
+            let keep_min = if grp.policy == Policy::Gang { inst.tasks[t].min_count } else { 0 };
+            if !movable(inst, t) || per_task[t] < keep_min {
+                per_task[t] += 1;
+                kept.push(p);
+            } else {
+                rest.push(p);
+            }
+        }
+        let need = inst.min_new_pods(g);
+        for p in rest {
+            if (kept.len() as i64) < need {
+                kept.push(p);
+            }
+        }
+        a.pods[g] = kept;
+    }
+}
+
+/// Is evicted unit `u` still attributed: an allowed preemptor has a new pod on its nodes.
+fn attributed(cycle: &Cycle, a: &Assignment, u: usize) -> bool {
+    let inst = cycle.inst;
+    let unit = &cycle.victims[u];
+    cycle
+        .pending
+        .iter()
+        .any(|&g| cycle.may_preempt(g, u) && a.pods[g].iter().any(|p| unit.pods.iter().any(|&q| inst.pods[q].node == p.node)))
+}
+
+/// Tries to put evicted unit `u` back by moving new pods off its nodes; all or nothing.
+fn try_unevict(cycle: &Cycle, a: &mut Assignment, st: &mut Vec<NodeState>, u: usize) -> bool {
+    let inst = cycle.inst;
+    let unit = &cycle.victims[u];
+    let mut nodes_u: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
+    nodes_u.sort_unstable();
+    nodes_u.dedup();
+    let (saved_st, saved_pods) = (st.clone(), a.pods.clone());
+    let rollback = |a: &mut Assignment, st: &mut Vec<NodeState>| {
+        *st = saved_st.clone();
+        a.pods = saved_pods.clone();
+    };
+    // Take the unit's room back: new pods leave its nodes, largest first, until it fits.
+    let mut moving: Vec<(GroupId, NewPod)> = Vec::new();
+    loop {
+        if restore_unit(cycle, st, &unit.pods) {
+            break;
+        }
+        let mut best: Option<(f64, GroupId, usize)> = None;
+        for &g in &cycle.pending {
+            for (i, p) in a.pods[g].iter().enumerate() {
+                if nodes_u.contains(&p.node) && movable(inst, p.task) {
+                    let size = crate::engine::greedy::task_size(cycle, p.task);
+                    if best.is_none_or(|(s, _, _)| size > s) {
+                        best = Some((size, g, i));
+                    }
+                }
+            }
+        }
+        let Some((_, g, i)) = best else {
+            rollback(a, st);
+            return false;
+        };
+        let p = a.pods[g].remove(i);
+        unapply(cycle, &mut st[p.node], p.task, &p);
+        moving.push((g, p));
+    }
+    // Re-place the moved pods elsewhere, on room that needs no new eviction.
+    for (g, p) in moving {
+        let t = p.task;
+        let mut placed = false;
+        for &m in &cycle.eligible[t] {
+            if nodes_u.contains(&m) {
+                continue;
+            }
+            if let Some(devices) = st[m].take(inst, &cycle.shared_ids, &inst.tasks[t].requests) {
+                a.pods[g].push(NewPod { task: t, node: m, devices });
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            rollback(a, st);
+            return false;
+        }
+    }
+    let evicted: Vec<usize> = a.evicted.iter().copied().filter(|&x| x != u).collect();
+    let before = std::mem::replace(&mut a.evicted, evicted);
+    // Every other eviction must keep a preemptor with a pod on its nodes (rule 6).
+    if !a.evicted.iter().all(|&x| attributed(cycle, a, x)) {
+        a.evicted = before;
+        rollback(a, st);
+        return false;
+    }
+    true
+}
+
+/// The same placed groups with fewer evictions where the local search finds a way.
+pub fn reduce_evictions(cycle: &Cycle, a: &Assignment) -> Assignment {
+    let orig = a;
+    let mut a = a.clone();
+    if a.evicted.is_empty() {
+        return a;
+    }
+    strip_elastic(cycle, &mut a);
+    let mut st = states_of(cycle, &a);
+    // An eviction whose only preemptor pods were elastic ones: back if it fits, else
+    // keep the elastic pods after all.
+    for u in a.evicted.clone() {
+        if !attributed(cycle, &a, u) {
+            if restore_unit(cycle, &mut st, &cycle.victims[u].pods) {
+                a.evicted.retain(|&x| x != u);
+            } else {
+                a = orig.clone();
+                st = states_of(cycle, &a);
+                break;
+            }
+        }
+    }
+    let mut order = a.evicted.clone();
+    order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), std::cmp::Reverse(cycle.victims[u].pods.len()), u));
+    for u in order {
+        try_unevict(cycle, &mut a, &mut st, u);
+    }
+    a
+}
+
+/// Places the groups of `order` (minimum pods only), pod by pod: first fit without
+/// eviction, else on the node where the fewest and least important victims make room
+/// (lower-priority units on that node, lowest priority first, then the ones not needed
+/// put back), as Kubernetes' per-node preemption does. A group that does not fit whole
+/// is rolled back. Groups with a required level or sliced tasks are placed by plain
+/// first fit. The warm start of the `evicted@` tiers: room goes to minimums first.
+pub fn place_with_node_preemption(cycle: &Cycle, order: &[GroupId]) -> Assignment {
+    let inst = cycle.inst;
+    let mut st = cycle.nodes.clone();
+    let mut a = Assignment::empty(inst);
+    let mut evicted = vec![false; cycle.victims.len()];
+    let in_order: Vec<bool> = (0..inst.groups.len()).map(|g| order.contains(&g)).collect();
+    for &g in order {
+        let grp = &inst.groups[g];
+        let simple = grp.required.is_none() && grp.tasks.iter().all(|&t| inst.tasks[t].slice.is_none());
+        if !simple {
+            if let Some((pods, dom)) = crate::engine::greedy::place_group_with(cycle, &mut st, g, false) {
+                a.pods[g] = pods;
+                a.domain[g] = dom;
+            }
+            continue;
+        }
+        if grp.bound.iter().any(|&m| cycle.victims.iter().enumerate().any(|(u, v)| evicted[u] && v.pods.contains(&m))) {
+            continue;
+        }
+        let (saved_st, saved_ev) = (st.clone(), evicted.clone());
+        let mut pods: Vec<NewPod> = Vec::new();
+        let mut need: Vec<(TaskId, i64)> = Vec::new();
+        let tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
+        let mut total = 0;
+        if grp.policy == Policy::Gang {
+            for &t in &tasks {
+                need.push((t, inst.tasks[t].min_count));
+                total += inst.tasks[t].min_count;
+            }
+        }
+        let mut missing = inst.min_new_pods(g) - total;
+        for &t in &tasks {
+            if missing <= 0 {
+                break;
+            }
+            let have = need.iter().find(|(x, _)| *x == t).map(|x| x.1).unwrap_or(0);
+            let more = (inst.tasks[t].count - have).min(missing);
+            if more > 0 {
+                need.push((t, more));
+                missing -= more;
+            }
+        }
+        let mut ok = missing <= 0;
+        'pods: for &(t, k) in &need {
+            for _ in 0..k {
+                match place_pod(cycle, &mut st, &mut evicted, &in_order, g, t) {
+                    Some(p) => pods.push(p),
+                    None => {
+                        ok = false;
+                        break 'pods;
+                    }
+                }
+            }
+        }
+        if ok {
+            a.pods[g] = pods;
+        } else {
+            st = saved_st;
+            evicted = saved_ev;
+        }
+    }
+    // Evictions that turned out not to be needed go back.
+    let mut order_u: Vec<usize> = (0..cycle.victims.len()).filter(|&u| evicted[u]).collect();
+    order_u.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+    for u in order_u {
+        if restore_unit(cycle, &mut st, &cycle.victims[u].pods) {
+            evicted[u] = false;
+        }
+    }
+    a.evicted = (0..cycle.victims.len()).filter(|&u| evicted[u]).collect();
+    a
+}
+
+/// One pod of task `t` of group `g`: without eviction if possible, else on the node with
+/// the cheapest victims (most important victim priority, then pods of that priority, then
+/// all pods evicted).
+fn place_pod(cycle: &Cycle, st: &mut [NodeState], evicted: &mut [bool], in_order: &[bool], g: GroupId, t: TaskId) -> Option<NewPod> {
+    let inst = cycle.inst;
+    let req = &inst.tasks[t].requests;
+    for &n in &cycle.eligible[t] {
+        if let Some(devices) = st[n].take(inst, &cycle.shared_ids, req) {
+            return Some(NewPod { task: t, node: n, devices });
+        }
+    }
+    let grp = &inst.groups[g];
+    if grp.preempt_never {
+        return None;
+    }
+    let mut best: Option<((i64, usize, usize), NodeId, Vec<usize>)> = None;
+    for &n in &cycle.eligible[t] {
+        let mut cands: Vec<usize> = cycle.victims_on[n]
+            .iter()
+            .copied()
+            .filter(|&u| {
+                let v = &cycle.victims[u];
+                !evicted[u] && cycle.may_preempt(g, u) && v.pending_group.is_none_or(|h| !in_order[h])
+            })
+            .collect();
+        if cands.is_empty() {
+            continue;
+        }
+        cands.sort_by_key(|&u| (cycle.victims[u].priority, u));
+        let mut s = st[n].clone();
+        let mut chosen = Vec::new();
+        let mut fits = false;
+        for &u in &cands {
+            for &p in &cycle.victims[u].pods {
+                if inst.pods[p].node == n {
+                    release(cycle, &mut s, p);
+                }
+            }
+            chosen.push(u);
+            let mut probe = s.clone();
+            if probe.take(inst, &cycle.shared_ids, req).is_some() {
+                fits = true;
+                break;
+            }
+        }
+        if !fits {
+            continue;
+        }
+        // Put back what the pod does not need, most important first.
+        let mut with_pod = s.clone();
+        if with_pod.take(inst, &cycle.shared_ids, req).is_none() {
+            continue;
+        }
+        chosen.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+        let mut keep = Vec::new();
+        for u in chosen {
+            let here: Vec<PodId> = cycle.victims[u].pods.iter().copied().filter(|&p| inst.pods[p].node == n).collect();
+            // Only this node's pods of the unit matter for the fit here.
+            let mut trial = with_pod.clone();
+            let back = here.iter().all(|&p| super::k8s_preempt::restore_pod(cycle, &mut trial, p));
+            if back {
+                with_pod = trial;
+            } else {
+                keep.push(u);
+            }
+        }
+        if keep.is_empty() {
+            continue;
+        }
+        let top = keep.iter().map(|&u| cycle.victims[u].priority).max().unwrap();
+        let at_top: usize = keep.iter().filter(|&&u| cycle.victims[u].priority == top).map(|&u| cycle.victims[u].pods.len()).sum();
+        let all: usize = keep.iter().map(|&u| cycle.victims[u].pods.len()).sum();
+        let key = (top, at_top, all);
+        if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
+            best = Some((key, n, keep));
+        }
+    }
+    let (_, n, keep) = best?;
+    for &u in &keep {
+        evicted[u] = true;
+        for &p in &cycle.victims[u].pods {
+            release(cycle, &mut st[inst.pods[p].node], p);
+        }
+    }
+    let devices = st[n].take(inst, &cycle.shared_ids, req)?;
+    Some(NewPod { task: t, node: n, devices })
+}
