@@ -94,8 +94,8 @@ struct ServeArgs {
 #[cfg(feature = "serve")]
 fn serve(a: ServeArgs) -> Result<ExitCode, String> {
     let dur = |flag: &str, v: &str| tessera::wire::parse_duration(v).map_err(|e| format!("--{flag}: {e}"));
-    let max_body =
-        tessera::wire::quantity::parse(&a.max_body, tessera::wire::quantity::Scale::Base).map_err(|e| format!("--max-body: {e} {:?}", a.max_body))?;
+    let max_body = tessera::wire::quantity::parse(&a.max_body, tessera::wire::quantity::Scale::Base)
+        .map_err(|e| format!("--max-body: {e} {:?}", a.max_body))?;
     let mut limits = tessera::serve::Limits {
         max_body_bytes: usize::try_from(max_body).map_err(|_| "--max-body: too large".to_string())?,
         default_time_limit: dur("default-time-limit", &a.default_time_limit)?,

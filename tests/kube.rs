@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use tessera::wire::decision::Decision;
 use tessera::kube::{import_texts, Imported};
+use tessera::wire::decision::Decision;
 use tessera::wire::{PodGroupDoc, TaskDoc};
 use tessera::{Instance, Options};
 

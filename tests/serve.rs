@@ -11,9 +11,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera::wire::decision::Decision;
 use tessera::serve::client::{Client, Response};
 use tessera::serve::{Config, Limits, Running};
+use tessera::wire::decision::Decision;
 use tessera::Instance;
 
 struct Server {
@@ -108,7 +108,7 @@ fn solve_check_compare_and_the_probes() {
     let yaml = serde_yaml_ng::to_string(&serde_json::from_str::<Value>(SMALL).unwrap()).unwrap();
     let r = c.request("POST", "/v1/solve?solver=ffd", Some("application/yaml"), yaml.as_bytes()).unwrap();
     let d = decision_of(&r);
-    assert_eq!(d.stats.get("solver").and_then(|v| v.as_str()), Some("ffd"));
+    assert_eq!(d.stats.solver.as_deref(), Some("ffd"));
     assert!(tessera::check(&inst, &d).is_valid());
     // Check: the decision is valid; a broken one is not, with rule numbers.
     let body = json!({"instance": serde_json::from_str::<Value>(SMALL).unwrap(), "decision": d});

@@ -659,13 +659,7 @@ fn apply_upstream(b: &mut Build, spec: &UpstreamPodGroupSpec, classes_hint: Opti
     b.preemption_policy = spec.preemption_policy.clone();
 }
 
-fn new_build(
-    conv: &Convention,
-    objects: &Objects,
-    yk: &TaskGroups,
-    pod: &Pod,
-    warnings: &mut Vec<String>,
-) -> Build {
+fn new_build(conv: &Convention, objects: &Objects, yk: &TaskGroups, pod: &Pod, warnings: &mut Vec<String>) -> Build {
     let class_value = |name: &Option<String>| -> Option<i64> {
         let n = name.as_ref()?;
         objects.priority_classes.iter().find(|c| &c.obj.metadata.name == n).map(|c| c.obj.value)

@@ -9,10 +9,10 @@
 //! the call's own Pod object, which starts a new plan.
 
 use super::metrics::Metrics;
-use crate::wire::decision::{Decision, ReasonCode};
 use crate::kube::import::{import, Imported, PodRef};
 use crate::kube::objects::Pod;
 use crate::kube::read::{At, Objects};
+use crate::wire::decision::{Decision, ReasonCode};
 use crate::wire::InputError;
 use crate::{CancelHandle, Instance, Options};
 use std::collections::BTreeMap;

@@ -16,9 +16,9 @@
 
 use super::app::{content_type_ok, json_ok, read_body, ApiError, State};
 use super::cluster::Planned;
-use crate::wire::decision::ReasonCode;
 use crate::kube::objects::Pod;
 use crate::kube::read::{namespace_of, Objects};
+use crate::wire::decision::ReasonCode;
 use axum::body::Body;
 use axum::extract::State as AxState;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
