@@ -1,7 +1,7 @@
 //! Load benchmark of the server (`tessera bench --suite serve`): the server runs as a
 //! child process (`tessera serve` on a loopback port), N client threads post a mix of
 //! small and 256-node instances to `/v1/solve` for a fixed time, and every answer is
-//! kept and validated afterwards with [`crate::check`]. Reports requests per second,
+//! kept and validated afterwards with [`crate::check()`]. Reports requests per second,
 //! latency percentiles, lost and malformed answers, invalid decisions, `503`s, and the
 //! server's peak memory (`VmHWM` of its process).
 
@@ -113,10 +113,20 @@ pub fn run_load(b: &LoadBench, progress: &mut dyn FnMut(String)) -> Result<Strin
         .spawn()
         .map_err(|e| format!("{}: {e}", b.exe.display()))?;
     let pid = child.id();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().ok_or("no stdout")?).read_line(&mut line).map_err(|e| e.to_string())?;
-    let addr: SocketAddr =
-        line.trim().rsplit("//").next().unwrap_or("").parse().map_err(|_| format!("unexpected first line of tessera serve: {line:?}"))?;
+    let first_line = |child: &mut std::process::Child| -> Result<SocketAddr, String> {
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().ok_or("no stdout")?).read_line(&mut line).map_err(|e| e.to_string())?;
+        line.trim().rsplit("//").next().unwrap_or("").parse().map_err(|_| format!("unexpected first line of tessera serve: {line:?}"))
+    };
+    // A server that did not come up is not left behind.
+    let addr = match first_line(&mut child) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
     progress(format!("server pid {pid} on {addr}; {} clients for {:?}", b.clients, b.duration));
 
     let deadline = Instant::now() + b.duration;

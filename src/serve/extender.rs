@@ -8,7 +8,7 @@
 //! case-insensitively and so do we (lowerCamel aliases). The embedded `v1.Pod` and
 //! `v1.NodeList` keep their usual keys.
 //!
-//! Every answer comes from the plan of the current view ([`super::cluster`]): a pending
+//! Every answer comes from the plan of the current view (the `cluster` module): a pending
 //! member is filtered to its planned node, that node scores `10`
 //! (`MaxExtenderPriority`), and preemption keeps only the planned node with the plan's
 //! victims. An extender cannot hold pods back: all-or-nothing admission stays with the
