@@ -602,6 +602,11 @@ fn extender_replans_when_the_view_changes() {
     let cl = c.get("/v1/cluster").unwrap().json().unwrap();
     assert_eq!(cl["version"].as_u64().unwrap(), v1 + 1);
     assert_eq!(cl["plan"]["current"], true);
+    // The new plan is valid for the new view.
+    let d = decision_of(&c.get("/v1/plan").unwrap());
+    let imp = tessera::kube::import_texts(&[("", &view.to_string())]).unwrap();
+    assert!(tessera::check(&Instance::from_doc(&imp.instance).unwrap(), &d).is_valid());
+    assert!(d.placements[0].pods.iter().all(|p| p.node.starts_with("r1-")));
     assert!(s.state().metrics.render().contains("tessera_extender_plans_total{outcome=\"done\"}"));
 }
 
