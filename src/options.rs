@@ -170,6 +170,17 @@ impl Options {
     }
 }
 
+/// Which formulation the exact engine uses for a cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// The compact cycle MILP (`models/cycle.md`): one integer per task and node.
+    Compact,
+    /// Column generation over node patterns (`models/decomposition.md`); cycles it does
+    /// not express (queues, `preemptionModel: yunikorn`, a required hostname level) still
+    /// go to the compact model.
+    Decomposition,
+}
+
 /// Where the incumbent's value goes in as a floor row on a tier's objective.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FloorRows {
@@ -223,6 +234,9 @@ pub struct Diagnostics {
     pub look_ahead_patience: Option<Duration>,
     /// Force the topology decomposition on or off (`None`: chosen by cycle size).
     pub decompose: Option<bool>,
+    /// Force the exact engine's formulation (`TESSERA_ENGINE=compact|decomposition`;
+    /// `None`: chosen by cycle size, models/decomposition.md §7).
+    pub engine: Option<EngineChoice>,
     /// Any further HiGHS options, set last (`TESSERA_HIGHS_OPT=name=value,...`).
     pub highs_options: Vec<(String, String)>,
 }
@@ -256,6 +270,11 @@ impl Diagnostics {
             decompose: match std::env::var("TESSERA_DECOMPOSE").as_deref() {
                 Ok("on") | Ok("1") => Some(true),
                 Ok("off") | Ok("0") => Some(false),
+                _ => None,
+            },
+            engine: match std::env::var("TESSERA_ENGINE").as_deref() {
+                Ok("compact") => Some(EngineChoice::Compact),
+                Ok("decomposition") | Ok("colgen") => Some(EngineChoice::Decomposition),
                 _ => None,
             },
             highs_options: std::env::var("TESSERA_HIGHS_OPT")

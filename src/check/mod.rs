@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod queues;
+mod reasons;
 
 /// One broken hard rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +103,7 @@ pub fn check(inst: &Instance, d: &Decision) -> Report {
     check_gang(inst, &pl, &mut v);
     check_topology(inst, d, &pl, &evicted, &mut v);
     check_needed(inst, &pl, &evictions, queue_use.as_ref(), &mut v);
+    reasons::check_reason_codes(inst, d, queue_use.as_ref(), &mut v);
     let objective = recompute_objective(inst, &pl, &evicted);
     // An Invalid decision carries no answer, so there is no objective to compare.
     if d.status != Status::Invalid {
@@ -648,44 +650,50 @@ fn check_fit(inst: &Instance, pl: &Placements, v: &mut Vec<Violation>) {
         *pairs.entry((np.task, np.node)).or_default() += 1;
     }
     for (&(t, n), &count) in &pairs {
-        let task = &inst.tasks[t];
-        let node = &inst.nodes[n];
-        let mut reasons = Vec::new();
-        if node.unschedulable {
-            reasons.push("node is unschedulable".to_string());
-        }
-        for (k, want) in &task.node_selector {
-            match node.labels.get(k) {
-                Some(have) if have == want => {}
-                Some(have) => reasons.push(format!("nodeSelector {k}={want} does not match (node has {k}={have})")),
-                None => reasons.push(format!("nodeSelector {k}={want} does not match (node has no label {k})")),
-            }
-        }
-        if let Some(terms) = &task.node_affinity {
-            if !terms.iter().any(|term| term.iter().all(|req| requirement_matches(req, node))) {
-                reasons.push("no nodeAffinity term matches the node's labels".to_string());
-            }
-        }
-        for taint in &node.taints {
-            if taint.effect != "NoSchedule" && taint.effect != "NoExecute" {
-                continue;
-            }
-            if !task.tolerations.iter().any(|tol| tolerates(tol, taint)) {
-                let shown = if taint.value.is_empty() {
-                    format!("{}:{}", taint.key, taint.effect)
-                } else {
-                    format!("{}={}:{}", taint.key, taint.value, taint.effect)
-                };
-                reasons.push(format!("taint {shown} is not tolerated"));
-            }
-        }
+        let reasons = fit_failures(inst, t, n);
         if !reasons.is_empty() {
             v.push(Violation::new(
                 2,
-                format!("{count} new pod(s) of {} on node {}: {}", task_label(inst, t), node.name, reasons.join("; ")),
+                format!("{count} new pod(s) of {} on node {}: {}", task_label(inst, t), inst.nodes[n].name, reasons.join("; ")),
             ));
         }
     }
+}
+
+/// Why a pod of task `t` may not run on node `n` (rule 2); empty when it may.
+fn fit_failures(inst: &Instance, t: TaskId, n: NodeId) -> Vec<String> {
+    let task = &inst.tasks[t];
+    let node = &inst.nodes[n];
+    let mut reasons = Vec::new();
+    if node.unschedulable {
+        reasons.push("node is unschedulable".to_string());
+    }
+    for (k, want) in &task.node_selector {
+        match node.labels.get(k) {
+            Some(have) if have == want => {}
+            Some(have) => reasons.push(format!("nodeSelector {k}={want} does not match (node has {k}={have})")),
+            None => reasons.push(format!("nodeSelector {k}={want} does not match (node has no label {k})")),
+        }
+    }
+    if let Some(terms) = &task.node_affinity {
+        if !terms.iter().any(|term| term.iter().all(|req| requirement_matches(req, node))) {
+            reasons.push("no nodeAffinity term matches the node's labels".to_string());
+        }
+    }
+    for taint in &node.taints {
+        if taint.effect != "NoSchedule" && taint.effect != "NoExecute" {
+            continue;
+        }
+        if !task.tolerations.iter().any(|tol| tolerates(tol, taint)) {
+            let shown = if taint.value.is_empty() {
+                format!("{}:{}", taint.key, taint.effect)
+            } else {
+                format!("{}={}:{}", taint.key, taint.value, taint.effect)
+            };
+            reasons.push(format!("taint {shown} is not tolerated"));
+        }
+    }
+    reasons
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1296,6 +1304,21 @@ pods:
         let r = check(&i, &d);
         assert_only(&r, &[0]);
         assert_has(&r, 0, "unplaced group big has an empty reason");
+    }
+
+    /// big asks 100 cpu, more than any node's allocatable (8 at most): no-node-fits holds,
+    /// comes first, and is accepted; any other code is reported.
+    #[test]
+    fn rule0_no_node_fits_comes_first() {
+        use crate::wire::decision::ReasonCode;
+        let i = inst(MAIN);
+        let mut d = main_valid();
+        d.unplaced[0].reason_code = Some(ReasonCode::NoNodeFits);
+        assert!(check(&i, &d).violations.is_empty(), "{:?}", check(&i, &d).violations);
+        d.unplaced[0].reason_code = Some(ReasonCode::Outranked);
+        let r = check(&i, &d);
+        assert_only(&r, &[0]);
+        assert_has(&r, 0, "group big is unplaced with outranked, but no-node-fits holds and comes first");
     }
 
     #[test]

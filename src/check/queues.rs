@@ -356,3 +356,37 @@ impl QueueUse {
 
 #[cfg(test)]
 mod tests;
+
+/// The group's queue rejects it (instance-format.md, "Reason codes"): a gang in a leaf
+/// that sorts applications fair, or whose minimum asks more than some queue's max on its
+/// path.
+pub(super) fn queue_rejected(inst: &Instance, g: GroupId) -> bool {
+    let (Some(qs), Some(leaf)) = (inst.queues.as_ref(), inst.groups[g].queue_id) else { return false };
+    let grp = &inst.groups[g];
+    if grp.policy != Policy::Gang {
+        return false;
+    }
+    let ask = minimum_ask(inst, g);
+    qs.tree.queues[leaf].sort_policy == SortPolicy::Fair
+        || path_up(qs, leaf).iter().any(|&q| qs.max[q].iter().any(|&(r, m)| ask[r] > m as i128))
+}
+
+/// The group's minimum does not fit what its queues have left after the decision: some
+/// queue on its path already runs its `maxapplications` groups (the group not among
+/// them), or its usage plus the minimum exceeds a `max`.
+pub(super) fn queue_full(inst: &Instance, u: &QueueUse, g: GroupId) -> bool {
+    let Some(qs) = inst.queues.as_ref() else { return false };
+    let ask = minimum_ask(inst, g);
+    u.paths[g].iter().any(|&q| {
+        let apps_full = qs.tree.queues[q].max_applications.is_some_and(|n| !u.group_running[g] && u.running[q] as u64 >= n);
+        apps_full || qs.max[q].iter().any(|&(r, m)| u.usage[q][r] + ask[r] > m as i128)
+    })
+}
+
+/// Per resource: the group's minimum (each task's minCount pods).
+fn minimum_ask(inst: &Instance, g: GroupId) -> Vec<i128> {
+    let grp = &inst.groups[g];
+    (0..inst.resources.len())
+        .map(|r| grp.tasks.iter().map(|&t| inst.tasks[t].min_count.max(0) as i128 * inst.tasks[t].requests[r] as i128).sum())
+        .collect()
+}

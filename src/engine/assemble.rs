@@ -64,8 +64,8 @@ pub fn assemble_with(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, pr
         } else {
             unplaced.push(Unplaced {
                 pod_group: grp.name.clone(),
-                reason_code: None,
-                reason: reasons.get(&g).cloned().unwrap_or_else(|| "not placed".into()),
+                reason_code: reasons.get(&g).map(|r| r.0),
+                reason: reasons.get(&g).map_or_else(|| "not placed".into(), |r| r.1.clone()),
             });
         }
     }

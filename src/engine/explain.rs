@@ -9,6 +9,7 @@ use super::assignment::Assignment;
 use super::cycle::{filter_failure, Cycle};
 use super::greedy;
 use crate::model::*;
+use crate::wire::decision::ReasonCode;
 use crate::wire::quantity;
 use std::collections::BTreeMap;
 
@@ -23,10 +24,62 @@ pub enum Proven {
     All,
 }
 
-pub fn reasons(cycle: &Cycle, a: &Assignment, proven: Proven) -> BTreeMap<GroupId, String> {
+/// Per unplaced group: its reason code (instance-format.md, "Reason codes") and the text.
+pub fn reasons(cycle: &Cycle, a: &Assignment, proven: Proven) -> BTreeMap<GroupId, (ReasonCode, String)> {
     use rayon::prelude::*;
     let unplaced: Vec<GroupId> = cycle.pending.iter().copied().filter(|&g| !a.is_placed(g)).collect();
     unplaced.into_par_iter().map(|g| (g, reason(cycle, a, g, proven))).collect()
+}
+
+/// A needed task whose pod fits no node even on an empty cluster view: no node passes its
+/// filters with allocatable for its requests. A minimum above the group's pods counts as
+/// such a task too: the pods it lacks fit nowhere.
+pub fn fits_no_node(inst: &Instance, g: GroupId) -> Option<String> {
+    let grp = &inst.groups[g];
+    if grp.policy == Policy::Gang && grp.min_count > inst.max_new_pods(g) + grp.bound.len() as i64 {
+        return Some(format!(
+            "group minCount {} exceeds its {} pending and {} running pods: it cannot start until more pods exist",
+            grp.min_count,
+            inst.max_new_pods(g),
+            grp.bound.len()
+        ));
+    }
+    if grp.policy == Policy::Gang {
+        for &t in &grp.tasks {
+            let task = &inst.tasks[t];
+            if let Some((_, k)) = task.slice {
+                let need = (task.min_count + k - 1) / k * k;
+                if need > task.count {
+                    return Some(format!(
+                        "task {}: minCount {} needs {} pods in slices of {k}, but count is {}",
+                        task.name, task.min_count, need, task.count
+                    ));
+                }
+            }
+        }
+    }
+    for t in needed_tasks(inst, g) {
+        let task = &inst.tasks[t];
+        let fits = |n: NodeId| task.requests.iter().zip(&inst.nodes[n].allocatable).all(|(&q, &have)| q <= have);
+        if (0..inst.nodes.len()).any(|n| filter_failure(inst, t, n).is_none() && fits(n)) {
+            continue;
+        }
+        let mut why: BTreeMap<String, usize> = BTreeMap::new();
+        for n in 0..inst.nodes.len() {
+            let f = filter_failure(inst, t, n).unwrap_or_else(|| "requests above allocatable".into());
+            *why.entry(f).or_default() += 1;
+        }
+        let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
+        parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
+        return Some(format!(
+            "task {}: no node can run its pod even when empty ({} nodes: {})",
+            task.name,
+            inst.nodes.len(),
+            list.join(", ")
+        ));
+    }
+    None
 }
 
 fn fmt_q(inst: &Instance, r: ResourceId, v: i64) -> String {
@@ -38,40 +91,41 @@ fn needed_tasks(inst: &Instance, g: GroupId) -> Vec<TaskId> {
     grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0 && (grp.policy == Policy::Basic || inst.tasks[t].min_count > 0)).collect()
 }
 
-fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
+/// The code and text of one unplaced group: the codes in the spec's order, each text the
+/// most specific one for its code.
+fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> (ReasonCode, String) {
+    let inst = cycle.inst;
+    if let Some(why) = fits_no_node(inst, g) {
+        return (ReasonCode::NoNodeFits, why);
+    }
+    if let Some(why) = topology_reason(cycle, g) {
+        return (ReasonCode::TopologyDomainTooSmall, why);
+    }
+    if let Some(why) = &cycle.rejected[g] {
+        return (ReasonCode::QueueRejected, why.clone());
+    }
+    // Queue quota left after this cycle's placements (rule 7).
+    if let Some(why) = super::ledger::Ledger::settled(cycle, a).and_then(|l| l.blocking(g)) {
+        return (ReasonCode::QueueFull, why);
+    }
+    if let Some(why) = capacity_reason(cycle, g) {
+        let code = if inst.groups[g].required.is_some() && why.contains(" in one ") {
+            ReasonCode::TopologyDomainTooSmall
+        } else {
+            ReasonCode::NotAllowedToPreempt
+        };
+        return (code, why);
+    }
+    competition_reason(cycle, a, g, proven)
+}
+
+/// Required topology that no domain can meet: bound members already apart, no domain
+/// with nodes for every task, or the screening found none that holds the group alone.
+fn topology_reason(cycle: &Cycle, g: GroupId) -> Option<String> {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
-    if let Some(why) = &cycle.rejected[g] {
-        return why.clone();
-    }
     if let Some(Err(why)) = &cycle.pinned[g] {
-        return why.clone();
-    }
-    if grp.policy == Policy::Gang {
-        for &t in &grp.tasks {
-            let task = &inst.tasks[t];
-            if let Some((_, k)) = task.slice {
-                let need = (task.min_count + k - 1) / k * k;
-                if need > task.count {
-                    return format!(
-                        "task {}: minCount {} needs {} pods in slices of {k}, but count is {}",
-                        task.name, task.min_count, need, task.count
-                    );
-                }
-            }
-        }
-    }
-    // 0. Minimums no cycle can meet.
-    if grp.policy == Policy::Gang {
-        let most = inst.max_new_pods(g) + grp.bound.len() as i64;
-        if grp.min_count > most {
-            return format!(
-                "group minCount {} exceeds its {} pending and {} running pods: it cannot start until more pods exist",
-                grp.min_count,
-                inst.max_new_pods(g),
-                grp.bound.len()
-            );
-        }
+        return Some(why.clone());
     }
     let tasks = needed_tasks(inst, g);
     // 0b. Required topology: some domain must have room for every needed task at all.
@@ -94,13 +148,20 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
                     format!("task {}: {}", inst.tasks[t].name, names.join(", "))
                 })
                 .collect();
-            return format!("no single {} has nodes for every task ({})", inst.levels[l], per.join("; "));
+            return Some(format!("no single {} has nodes for every task ({})", inst.levels[l], per.join("; ")));
         }
     }
-    // 1a. Screening of the required level's domains: none holds it even alone.
-    if let Some(note) = cycle.notes.get(g).cloned().flatten() {
-        return note;
-    }
+    // Screening of the required level's domains: none holds it even alone.
+    cycle.notes.get(g).cloned().flatten()
+}
+
+/// The group's minimum against what the nodes have free, counting the evictions it may
+/// make: a task no node passes, one pod larger than any free node, a gang task above what
+/// its nodes hold, or the whole minimum above the free room (of the best domain).
+fn capacity_reason(cycle: &Cycle, g: GroupId) -> Option<String> {
+    let inst = cycle.inst;
+    let grp = &inst.groups[g];
+    let tasks = needed_tasks(inst, g);
     // 1. Filters.
     for &t in &tasks {
         let task = &inst.tasks[t];
@@ -115,11 +176,11 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
             let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
             parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
             let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
-            return format!("task {}: no node passes the filters ({} nodes: {})", task.name, inst.nodes.len(), list.join(", "));
+            return Some(format!("task {}: no node passes the filters ({} nodes: {})", task.name, inst.nodes.len(), list.join(", ")));
         }
         if let Some(l) = grp.required {
             if passing.iter().all(|&n| cycle.domain_of[l][n].is_none()) {
-                return format!("task {}: no node that passes the filters has a {} label", task.name, inst.levels[l]);
+                return Some(format!("task {}: no node that passes the filters has a {} label", task.name, inst.levels[l]));
             }
         }
         // 2. A single pod larger than any free node.
@@ -149,7 +210,7 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
             if req.is_empty() {
                 req.push("a combination of resources no single node has free at once".into());
             }
-            return format!("task {}: no matching node has room for one pod: needs {}", task.name, req.join(", "));
+            return Some(format!("task {}: no matching node has room for one pod: needs {}", task.name, req.join(", ")));
         }
     }
     // 2b. Each node alone: how many pods of the task it could hold at most.
@@ -163,12 +224,12 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
                 if per.len() > 4 {
                     list.push(format!("{} more nodes", per.len() - 4));
                 }
-                return format!(
+                return Some(format!(
                     "task {}: needs {} pods, but the matching nodes hold at most {total} ({})",
                     task.name,
                     task.min_count,
                     list.join(", ")
-                );
+                ));
             }
         }
     }
@@ -206,7 +267,7 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
                 shortfalls.push((inst.resources[r].clone(), need, have, dom));
                 let (name, need, have, dom) = shortfalls.last().unwrap();
                 let r = inst.resource_id(name).unwrap();
-                return match (grp.required, dom) {
+                return Some(match (grp.required, dom) {
                     (Some(l), Some(d)) => format!(
                         "needs {} {name} in one {}; best {} {} has {} free",
                         fmt_q(inst, r, *need),
@@ -221,14 +282,18 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
                         inst.min_new_pods(g),
                         fmt_q(inst, r, *have)
                     ),
-                };
+                });
             }
         }
     }
-    // 3b. Queue quota left after this cycle's placements (rule 7).
-    if let Some(why) = super::ledger::Ledger::after(cycle, a).and_then(|l| l.blocking(g)) {
-        return why;
-    }
+    None
+}
+
+/// Nothing rules the group out on its own: it competes with the placed groups. They may
+/// be blamed only as far as the decision is proven.
+fn competition_reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> (ReasonCode, String) {
+    let inst = cycle.inst;
+    let grp = &inst.groups[g];
     // 4. Would it fit alone, in the cluster as it was before this cycle?
     let mut states = cycle.nodes.clone();
     let alone = greedy::place_group(cycle, &mut states, g).is_some();
@@ -255,17 +320,26 @@ fn reason(cycle: &Cycle, a: &Assignment, g: GroupId, proven: Proven) -> String {
     // this one, keeping every placed group of equal or higher priority, would have a
     // better term 1.
     let terms = match proven {
-        Proven::Nothing => return format!("no placement found within the time budget; {alone_note}"),
+        Proven::Nothing => return (ReasonCode::Budget, format!("no placement found within the time budget; {alone_note}")),
         Proven::Term1 => "objective term 1 (groups placed per priority; proven optimal, later terms were not)",
         Proven::All => "objective terms 1-3 (proven)",
     };
     if competitors.is_empty() {
-        format!("cannot be added to this cycle's placements without a worse result on {terms}; {alone_note}")
+        // Proven unplaceable, and nothing of equal or higher priority is in its way: what
+        // blocks it are pods it may not evict.
+        (
+            ReasonCode::NotAllowedToPreempt,
+            format!("cannot be added to this cycle's placements without a worse result on {terms}; {alone_note}"),
+        )
     } else {
         let proof = if proven == Proven::All { "proven optimal" } else { "term 1 proven optimal" };
-        format!(
-            "cannot be added without displacing a placed group of equal or higher priority ({}) ({proof}); {alone_note}",
-            list(&competitors)
+        let code = if alone { ReasonCode::Outranked } else { ReasonCode::NotAllowedToPreempt };
+        (
+            code,
+            format!(
+                "cannot be added without displacing a placed group of equal or higher priority ({}) ({proof}); {alone_note}",
+                list(&competitors)
+            ),
         )
     }
 }
@@ -309,7 +383,9 @@ mod tests {
         let cycle = Cycle::new(&inst);
         let mut a = Assignment::empty(&inst);
         a.pods[0].push(NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() });
-        let why = |p| reasons(&cycle, &a, p)[&1].clone();
+        let why = |p| reasons(&cycle, &a, p)[&1].1.clone();
+        let code = |p| reasons(&cycle, &a, p)[&1].0;
+        assert_eq!((code(Proven::Nothing), code(Proven::Term1)), (ReasonCode::Budget, ReasonCode::Outranked));
         assert_eq!(why(Proven::Nothing), "no placement found within the time budget; it fits alone");
         assert_eq!(
             why(Proven::Term1),

@@ -21,6 +21,12 @@ pub struct Ledger<'a> {
     apps_room: Vec<i64>,
     /// Per group: counts as a running application already.
     running: Vec<bool>,
+    /// Per group: its bound pods still running (not releasing, not released here).
+    kept: Vec<usize>,
+    /// A group whose last bound pod is released stops running and frees its application
+    /// slot: true only for a final decision's ledger (what is left after it), never while
+    /// placing, where a released pod may yet be put back.
+    frees_slots: bool,
 }
 
 impl<'a> Ledger<'a> {
@@ -36,13 +42,30 @@ impl<'a> Ledger<'a> {
             let running = queues.running_before(q) as i64;
             apps_room.push(queues.tree.queues[q].max_applications.map_or(i64::MAX, |m| m as i64 - running));
         }
-        let running = inst.groups.iter().map(|g| g.bound.iter().any(|&p| !inst.pods[p].releasing)).collect();
-        Some(Ledger { inst, queues, room, apps_room, running })
+        let kept: Vec<usize> = inst.groups.iter().map(|g| g.bound.iter().filter(|&&p| !inst.pods[p].releasing).count()).collect();
+        let running = kept.iter().map(|&k| k > 0).collect();
+        Some(Ledger { inst, queues, room, apps_room, running, kept, frees_slots: false })
     }
 
     /// The ledger after assignment `a` (its evictions and new pods).
     pub fn after(cycle: &Cycle<'a>, a: &Assignment) -> Option<Ledger<'a>> {
         let mut l = Ledger::new(cycle)?;
+        for &u in &a.evicted {
+            l.release(&cycle.victims[u].pods);
+        }
+        for &g in &cycle.pending {
+            if a.is_placed(g) {
+                l.take(g, &a.pods[g]);
+            }
+        }
+        Some(l)
+    }
+
+    /// What a final decision leaves: as [`Ledger::after`], with the application slots of
+    /// groups whose every bound pod it evicts freed (rule 7 counts only running groups).
+    pub fn settled(cycle: &Cycle<'a>, a: &Assignment) -> Option<Ledger<'a>> {
+        let mut l = Ledger::new(cycle)?;
+        l.frees_slots = true;
         for &u in &a.evicted {
             l.release(&cycle.victims[u].pods);
         }
@@ -65,10 +88,21 @@ impl<'a> Ledger<'a> {
     pub fn release(&mut self, pods: &[PodId]) {
         for &p in pods {
             let Some(g) = self.inst.pods[p].group else { continue };
+            if self.inst.pods[p].releasing {
+                continue;
+            }
+            self.kept[g] = self.kept[g].saturating_sub(1);
+            let stops = self.frees_slots && self.kept[g] == 0 && self.running[g];
             for q in self.path(g) {
                 for (i, &(r, _)) in self.queues.max[q].iter().enumerate() {
                     self.room[q][i] += self.inst.pods[p].requests[r];
                 }
+                if stops {
+                    self.apps_room[q] = self.apps_room[q].saturating_add(1);
+                }
+            }
+            if stops {
+                self.running[g] = false;
             }
         }
     }

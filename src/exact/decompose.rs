@@ -410,25 +410,3 @@ pub fn restrict(cycle: &Cycle, m: &Master, hint: &Assignment) -> Vec<Vec<NodeId>
     }
     eligible
 }
-
-/// Placed groups per priority level (highest first) of an assignment.
-pub fn placed_by_level(cycle: &Cycle, a: &Assignment, levels: &[(i64, i64)]) -> Vec<i64> {
-    levels
-        .iter()
-        .map(|&(p, _)| cycle.pending.iter().filter(|&&g| cycle.inst.groups[g].rank == p && a.is_placed(g)).count() as i64)
-        .collect()
-}
-
-/// Lexicographic weights of the levels (each placed group of a level outweighs all
-/// groups of the levels below), for one number to compare a bound with a value.
-pub fn level_weights(cycle: &Cycle, levels: &[(i64, i64)]) -> Vec<f64> {
-    let counts: Vec<f64> =
-        levels.iter().map(|&(p, _)| cycle.pending.iter().filter(|&&g| cycle.inst.groups[g].rank == p).count() as f64).collect();
-    let mut w = vec![1.0; levels.len()];
-    let mut tail = 0.0;
-    for i in (0..levels.len()).rev() {
-        w[i] = 1.0 + tail;
-        tail += w[i] * counts[i];
-    }
-    w
-}

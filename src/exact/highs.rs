@@ -207,6 +207,10 @@ pub struct MipParams {
     /// otherwise waits for its own first good solution. "Infeasible" then proves the
     /// start optimal; [`solve`] reports that as `Optimal` with the start's values.
     pub beat_start: bool,
+    /// Look only for solutions with an objective above this value (HiGHS's
+    /// `objective_bound`); "infeasible" then means none exists. For objectives that are
+    /// not integer-valued, where [`MipParams::beat_start`]'s "better by 1" does not apply.
+    pub cutoff: Option<f64>,
 }
 
 impl MipParams {
@@ -222,6 +226,7 @@ impl MipParams {
             max_nodes: None,
             switches: HighsSwitches::default(),
             beat_start: false,
+            cutoff: None,
         }
     }
 
@@ -521,6 +526,8 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         let start_value = start.filter(|_| params.beat_start).map(|s| s.iter().zip(&mip.col_cost).map(|(v, c)| v * c).sum::<f64>());
         if let Some(v) = start_value {
             set_opt_f64(h.0, "objective_bound", -(v + 0.5));
+        } else if let Some(c) = params.cutoff {
+            set_opt_f64(h.0, "objective_bound", -c);
         }
         if let Some(v) = params.switches.heuristic_effort {
             set_opt_f64(h.0, "mip_heuristic_effort", v);
@@ -604,9 +611,275 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
     }
 }
 
+/// How an [`LpSession`] solve ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LpStatus {
+    Optimal,
+    Infeasible,
+    /// Deadline, stop flag or an iteration limit before optimality.
+    Stopped,
+    Error,
+}
+
+/// The answer of one [`LpSession::solve`]. Duals follow the convention of the column
+/// generation that reads them: the *profit* of a column with objective coefficient `c`
+/// (maximized) and entries `a_i` is `c + Σ_i row_duals[i] · a_i`; at an optimum no column
+/// of the LP has positive profit, and a new column with positive profit may improve it.
+/// (HiGHS solves the negated minimization; these are its row duals unchanged.)
+#[derive(Clone, Debug)]
+pub struct LpSolution {
+    pub status: LpStatus,
+    pub objective: f64,
+    pub col_values: Vec<f64>,
+    pub row_duals: Vec<f64>,
+}
+
+/// A linear program kept alive inside HiGHS between solves: column generation adds
+/// columns (and branching changes bounds) and the simplex restarts from the last basis
+/// instead of from scratch. Maximizes. Lives and dies on the thread that made it.
+pub struct LpSession {
+    h: Guard,
+    state: Box<CallbackState<'static>>,
+    row_lower: Vec<f64>,
+    row_upper: Vec<f64>,
+    num_cols: usize,
+    /// Simplex iterations over every solve of this session.
+    pub iterations: u64,
+    /// Every change so far was accepted by HiGHS (a rejected one, e.g. a duplicate entry
+    /// in a column, leaves the LP out of step with its caller: [`LpSession::solve`] then
+    /// reports [`LpStatus::Error`]).
+    pub ok: bool,
+}
+
+impl LpSession {
+    /// An empty LP (no rows, no columns), HiGHS single-threaded and silent unless
+    /// `switches.log`.
+    pub fn new(switches: &HighsSwitches) -> LpSession {
+        let h = Guard(unsafe { Highs_create() });
+        set_opt_bool(h.0, "output_flag", switches.log);
+        set_opt_int(h.0, "threads", 1);
+        set_opt_int(h.0, "random_seed", 0);
+        // Presolve off: a re-solve then starts from the last basis (new columns keep it
+        // primal feasible), which is what makes column generation cheap.
+        set_opt_str(h.0, "presolve", "off");
+        unsafe { Highs_changeObjectiveSense(h.0, 1) };
+        let state = Box::new(CallbackState {
+            deadline: Instant::now() + std::time::Duration::from_secs(3600),
+            num_cols: 0,
+            live: None,
+            stop: None,
+            cancel: None,
+            cost: &[],
+        });
+        LpSession { h, state, row_lower: Vec::new(), row_upper: Vec::new(), num_cols: 0, iterations: 0, ok: true }
+    }
+
+    /// Appends empty rows `lower <= . <= upper`; returns the index of the first.
+    pub fn add_rows(&mut self, bounds: &[(f64, f64)]) -> usize {
+        let first = self.row_lower.len();
+        if bounds.is_empty() {
+            return first;
+        }
+        let lo: Vec<f64> = bounds.iter().map(|b| b.0).collect();
+        let up: Vec<f64> = bounds.iter().map(|b| b.1).collect();
+        let starts = vec![0 as HighsInt; bounds.len()];
+        let st = unsafe {
+            Highs_addRows(
+                self.h.0,
+                bounds.len() as HighsInt,
+                lo.as_ptr(),
+                up.as_ptr(),
+                0,
+                starts.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        self.ok &= st >= 0;
+        self.row_lower.extend(lo);
+        self.row_upper.extend(up);
+        first
+    }
+
+    /// Appends columns (objective coefficient, bounds, entries `(row, value)`); returns
+    /// the index of the first.
+    pub fn add_cols(&mut self, cols: &[(f64, f64, f64, Vec<(usize, f64)>)]) -> usize {
+        let first = self.num_cols;
+        if cols.is_empty() {
+            return first;
+        }
+        let cost: Vec<f64> = cols.iter().map(|c| -c.0).collect();
+        let lo: Vec<f64> = cols.iter().map(|c| c.1).collect();
+        let up: Vec<f64> = cols.iter().map(|c| c.2).collect();
+        let mut starts = Vec::with_capacity(cols.len());
+        let mut index = Vec::new();
+        let mut value = Vec::new();
+        for c in cols {
+            starts.push(index.len() as HighsInt);
+            for &(r, v) in &c.3 {
+                if v != 0.0 {
+                    index.push(r as HighsInt);
+                    value.push(v);
+                }
+            }
+        }
+        let st = unsafe {
+            Highs_addCols(
+                self.h.0,
+                cols.len() as HighsInt,
+                cost.as_ptr(),
+                lo.as_ptr(),
+                up.as_ptr(),
+                index.len() as HighsInt,
+                starts.as_ptr(),
+                index.as_ptr(),
+                value.as_ptr(),
+            )
+        };
+        self.ok &= st >= 0;
+        self.num_cols += cols.len();
+        first
+    }
+
+    /// Appends one row `lower <= Σ entries <= upper` over existing columns.
+    pub fn add_row(&mut self, lower: f64, upper: f64, entries: &[(usize, f64)]) {
+        let index: Vec<HighsInt> = entries.iter().map(|e| e.0 as HighsInt).collect();
+        let value: Vec<f64> = entries.iter().map(|e| e.1).collect();
+        let starts = [0 as HighsInt];
+        let st =
+            unsafe { Highs_addRows(self.h.0, 1, &lower, &upper, index.len() as HighsInt, starts.as_ptr(), index.as_ptr(), value.as_ptr()) };
+        self.ok &= st >= 0;
+        self.row_lower.push(lower);
+        self.row_upper.push(upper);
+    }
+
+    pub fn set_col_bounds(&mut self, col: usize, lower: f64, upper: f64) {
+        unsafe { Highs_changeColBounds(self.h.0, col as HighsInt, lower, upper) };
+    }
+
+    pub fn set_row_bounds(&mut self, row: usize, lower: f64, upper: f64) {
+        unsafe { Highs_changeRowBounds(self.h.0, row as HighsInt, lower, upper) };
+        self.row_lower[row] = lower;
+        self.row_upper[row] = upper;
+    }
+
+    /// Sets every column's objective coefficient (maximized); `costs.len()` = columns.
+    pub fn set_costs(&mut self, costs: &[f64]) {
+        if costs.is_empty() {
+            return;
+        }
+        let neg: Vec<f64> = costs.iter().map(|c| -c).collect();
+        let st = unsafe { Highs_changeColsCostByRange(self.h.0, 0, (neg.len() - 1) as HighsInt, neg.as_ptr()) };
+        self.ok &= st >= 0;
+    }
+
+    /// Solves from the current basis until optimal or `deadline` (or `stop`).
+    pub fn solve(&mut self, deadline: Instant, stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> LpSolution {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let nrows = self.row_lower.len();
+        let stopped = LpSolution { status: LpStatus::Stopped, objective: f64::NAN, col_values: Vec::new(), row_duals: Vec::new() };
+        if !self.ok {
+            return LpSolution { status: LpStatus::Error, ..stopped };
+        }
+        if remaining.is_zero() {
+            return stopped;
+        }
+        self.state.deadline = deadline;
+        self.state.stop = stop;
+        unsafe {
+            // HiGHS's clock runs on across the runs of one object: the limit is on it.
+            Highs_zeroAllClocks(self.h.0);
+            set_opt_f64(self.h.0, "time_limit", remaining.as_secs_f64());
+            Highs_setCallback(self.h.0, Some(interrupt_cb), &*self.state as *const CallbackState as *mut c_void);
+            Highs_startCallback(self.h.0, CB_SIMPLEX_INTERRUPT as HighsInt);
+            let run = Highs_run(self.h.0);
+            // Per run (HiGHS resets its info at each run).
+            self.iterations += Highs_getSimplexIterationCount(self.h.0).max(0) as u64;
+            let model_status = Highs_getModelStatus(self.h.0);
+            let status = match model_status {
+                _ if run < 0 => LpStatus::Error,
+                7 => LpStatus::Optimal,
+                8 => LpStatus::Infeasible,
+                // Unbounded or infeasible: every column of the callers' LPs is bounded.
+                9 => LpStatus::Infeasible,
+                _ => LpStatus::Stopped,
+            };
+            if std::env::var_os("TESSERA_LP_STATUS").is_some() && status != LpStatus::Optimal {
+                eprintln!("lp session: model status {model_status}, run {run}");
+            }
+            if status != LpStatus::Optimal {
+                return LpSolution { status, ..stopped };
+            }
+            let mut col_values = vec![0.0; self.num_cols];
+            let mut col_duals = vec![0.0; self.num_cols];
+            let mut row_values = vec![0.0; nrows];
+            let mut row_duals = vec![0.0; nrows];
+            Highs_getSolution(self.h.0, col_values.as_mut_ptr(), col_duals.as_mut_ptr(), row_values.as_mut_ptr(), row_duals.as_mut_ptr());
+            let objective = -Highs_getObjectiveValue(self.h.0);
+            LpSolution { status, objective, col_values, row_duals }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// max x + y, x + 2y <= 4, 3x + y <= 6, 0 <= x, y: optimum 2.8 at (1.6, 1.2). The
+    /// profit of every column (c + duals · a) is 0 at the optimum (both basic), a column
+    /// added later is priced by the same duals, and the solve restarts from the basis.
+    #[test]
+    fn an_lp_session_reports_duals_that_price_new_columns() {
+        let mut lp = LpSession::new(&HighsSwitches::default());
+        lp.add_rows(&[(-INF, 4.0), (-INF, 6.0)]);
+        lp.add_cols(&[(1.0, 0.0, INF, vec![(0, 1.0), (1, 3.0)]), (1.0, 0.0, INF, vec![(0, 2.0), (1, 1.0)])]);
+        let far = Instant::now() + std::time::Duration::from_secs(20);
+        let s = lp.solve(far, None);
+        assert_eq!(s.status, LpStatus::Optimal);
+        assert!((s.objective - 2.8).abs() < 1e-9, "{}", s.objective);
+        let profit = |c: f64, a: &[(usize, f64)]| c + a.iter().map(|&(i, v)| s.row_duals[i] * v).sum::<f64>();
+        assert!(profit(1.0, &[(0, 1.0), (1, 3.0)]).abs() < 1e-9);
+        assert!(profit(1.0, &[(0, 2.0), (1, 1.0)]).abs() < 1e-9);
+        // Duals of binding <= rows are <= 0 in this convention: -0.4 and -0.2.
+        assert!((s.row_duals[0] + 0.4).abs() < 1e-9 && (s.row_duals[1] + 0.2).abs() < 1e-9, "{:?}", s.row_duals);
+        // z with cost 1 using 1 of each row: profit 1 - 0.6 > 0, so it improves: the new
+        // optimum takes z = 10/3... bounded by the rows: x + 2y + z <= 4, 3x + y + z <= 6.
+        assert!(profit(1.0, &[(0, 1.0), (1, 1.0)]) > 0.0);
+        lp.add_cols(&[(1.0, 0.0, INF, vec![(0, 1.0), (1, 1.0)])]);
+        let s2 = lp.solve(far, None);
+        assert_eq!(s2.status, LpStatus::Optimal);
+        assert!((s2.objective - 4.0).abs() < 1e-9, "{}", s2.objective);
+        // A bound change (branching) is seen by the next solve.
+        lp.set_col_bounds(2, 0.0, 1.0);
+        let s3 = lp.solve(far, None);
+        assert!((s3.objective - 3.2).abs() < 1e-9, "{}", s3.objective);
+        assert_eq!(s3.col_values.len(), 3);
+        // New costs (a later tier): max z alone.
+        lp.set_costs(&[0.0, 0.0, 1.0]);
+        let s4 = lp.solve(far, None);
+        assert!((s4.objective - 1.0).abs() < 1e-9, "{}", s4.objective);
+        // A row added over existing columns: x + y + z >= 3 (x + y reach 2.2) keeps z at 1;
+        // >= 3.5 is infeasible.
+        lp.add_row(3.0, INF, &[(0, 1.0), (1, 1.0), (2, 1.0)]);
+        let s5 = lp.solve(far, None);
+        assert_eq!(s5.status, LpStatus::Optimal);
+        assert!((s5.objective - 1.0).abs() < 1e-9, "{}", s5.objective);
+        assert_eq!(s5.row_duals.len(), 3);
+        lp.set_row_bounds(2, 3.5, INF);
+        assert_eq!(lp.solve(far, None).status, LpStatus::Infeasible);
+    }
+
+    /// Costs set before the first solve are the ones solved for.
+    #[test]
+    fn an_lp_session_takes_costs_set_before_its_first_solve() {
+        let mut lp = LpSession::new(&HighsSwitches::default());
+        lp.add_rows(&[(-INF, 4.0), (-INF, 6.0)]);
+        lp.add_cols(&[(0.0, 0.0, INF, vec![(0, 1.0), (1, 3.0)]), (0.0, 0.0, INF, vec![(0, 2.0), (1, 1.0)])]);
+        lp.set_costs(&[1.0, 1.0]);
+        let far = Instant::now() + std::time::Duration::from_secs(20);
+        let s = lp.solve(far, None);
+        assert!((s.objective - 2.8).abs() < 1e-9, "{}", s.objective);
+    }
 
     /// max 3a + 2b + 4c, a + b + c <= 2, binary: the optimum is 7 (a and c).
     fn knapsack() -> Mip {

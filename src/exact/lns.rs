@@ -190,7 +190,7 @@ pub fn search(
             let free: Vec<bool> =
                 (0..col_node.len()).map(|c| col_node[c].is_none() || col_group[c].is_none_or(|h| moving.contains(&h))).collect();
             let Some(better) =
-                try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag, &mut budget)
+                try_neighbourhood(mip, (coefs, &penalty), &free, (&best, best_val), (deadline, stop), &model.diag, &mut budget)
             else {
                 continue;
             };
@@ -239,7 +239,7 @@ pub fn search(
             }
             let free: Vec<bool> = col_node.iter().map(|n| n.is_none_or(|n| in_block[n])).collect();
             let Some(better) =
-                try_neighbourhood(mip, (coefs, &penalty), &free, &best, best_val, (deadline, stop), &model.diag, &mut budget)
+                try_neighbourhood(mip, (coefs, &penalty), &free, (&best, best_val), (deadline, stop), &model.diag, &mut budget)
             else {
                 continue;
             };
@@ -468,8 +468,7 @@ fn try_neighbourhood(
     mip: &Mip,
     (coefs, penalty): (&[(usize, f64)], &[(usize, f64)]),
     free: &[bool],
-    best: &[f64],
-    best_val: f64,
+    (best, best_val): (&[f64], f64),
     (deadline, stop): (Instant, &Arc<AtomicBool>),
     diag: &crate::options::Diagnostics,
     budget: &mut Budget,

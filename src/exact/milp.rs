@@ -1005,13 +1005,9 @@ pub fn verify_rows(mip: &Mip, v: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
     }
-    for (ri, row) in mip.rows.iter().enumerate() {
+    for row in &mip.rows {
         let s: f64 = row.entries.iter().map(|&(c, a)| a * r[c]).sum();
         if s < row.lower - 1e-6 || s > row.upper + 1e-6 {
-            if std::env::var_os("TESSERA_DEBUG_ROWS").is_some() {
-                let names: Vec<String> = row.entries.iter().map(|&(c, a)| format!("{a}*{}={}", mip.col_names[c], r[c])).collect();
-                eprintln!("row {ri} broken: {} in [{}, {}]: {}", s, row.lower, row.upper, names.join(" "));
-            }
             return None;
         }
     }

@@ -14,9 +14,11 @@
 //! clock is only a safety net, and the same input gives the same decision on any machine.
 
 pub(crate) mod bound;
+mod bounds;
 pub(crate) mod candidates;
 #[cfg(test)]
 mod crosscheck;
+pub(crate) mod decomp;
 pub(crate) mod decompose;
 pub(crate) mod diagnose;
 pub(crate) mod highs;
@@ -110,6 +112,10 @@ struct WarmStart {
 
 /// Decides one cycle with the exact engine.
 pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
+    // Large cycles (or when forced): the decomposition engine, where it is exact.
+    if let Some(d) = decomp::solve_if_chosen(inst, opts) {
+        return d;
+    }
     let clock = Clock::new(inst, opts);
     let say = Say { sink: opts.progress.clone(), start: clock.start };
     let mut cycle = Cycle::new(inst);
@@ -132,7 +138,11 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
         take_live_incumbent(&mut p, &model);
         say.line(format_args!("deadline: the best verified incumbent is returned, gap {:.4} %", 100.0 * p.gap));
     }
-    let stopped_by = (!finished).then(|| if cycle.cancel.is_cancelled() { StopReason::Cancelled } else { StopReason::Deadline });
+    let stopped_by = if !finished {
+        Some(if cycle.cancel.is_cancelled() { StopReason::Cancelled } else { StopReason::Deadline })
+    } else {
+        p.work_spent.then_some(StopReason::WorkLimit)
+    };
     finish(&mut cycle, &model, &mut prep, p, (&warm, &clock, stopped_by))
 }
 
@@ -271,16 +281,6 @@ fn take_live_incumbent(p: &mut Progress, model: &CycleModel) {
     }
 }
 
-/// What is proven, per the tiers and (decomposed) the master.
-struct Proof {
-    status: Status,
-    gap: f64,
-    /// The objective terms (1-3) proven.
-    terms: Vec<u8>,
-    /// Term 1 proven (for the explanations).
-    term1: bool,
-}
-
 /// The decision from the best verified solution: unneeded evictions dropped, the second
 /// master pass when it may still prove term 1, the proof, explanations and stats.
 fn finish(
@@ -292,29 +292,32 @@ fn finish(
 ) -> Decision {
     let inst = cycle.inst;
     let mut undone = 0;
-    let (assignment, status, gap) = match &p.values {
+    let assignment = match &p.values {
         Some(v) => {
             let mut v = v.clone();
             undone = model.drop_unneeded_evictions(cycle, &mut v);
-            let a = model.assignment(cycle, &v);
-            let status = if p.proven_exact { Status::Optimal } else { Status::Feasible };
-            (a, status, if status == Status::Optimal { 0.0f64.max(p.gap) } else { p.gap })
+            model.assignment(cycle, &v)
         }
         // The greedy start failed our own row check (a modelling bug): refuse to guess.
-        None => (Assignment::empty(inst), Status::Feasible, 1.0),
+        None => Assignment::empty(inst),
     };
     second_master_pass(cycle, prep, &assignment, clock);
-    let proof = match &prep.master {
-        Some(m) if p.values.is_some() => master_proof(cycle, m, &assignment),
-        _ => tier_proof(model, &p, status, gap),
+    let values = model.values_of(cycle, &assignment);
+    let rows = match &prep.master {
+        Some(m) => bounds::from_master(cycle, model, m, &values),
+        None => bounds::from_tiers(cycle, model, &p, &values),
     };
     cycle.eligible = std::mem::take(&mut prep.unrestricted);
-    let proven = match proof.status {
+    let found = p.values.is_some();
+    let status = if rows.all_proven && found { Status::Optimal } else { Status::Feasible };
+    let proven = match status {
         Status::Optimal => explain::Proven::All,
-        _ if proof.term1 && p.values.is_some() => explain::Proven::Term1,
+        _ if rows.terms_proven.contains(&1) && found => explain::Proven::Term1,
         _ => explain::Proven::Nothing,
     };
-    let mut d = assemble_with(cycle, &assignment, proof.status, proof.gap, proven);
+    let gap = if found { rows.gap } else { 1.0 };
+    let mut d = assemble_with(cycle, &assignment, status, gap, proven);
+    d.bounds = Some(rows.bounds);
     let s = &mut d.stats;
     s.solver = Some("exact".into());
     s.solve_millis = Some(clock.start.elapsed().as_millis() as u64);
@@ -324,10 +327,10 @@ fn finish(
     s.tier_millis = Some(p.tier_millis.clone());
     s.tier_values = Some(p.tier_values.clone());
     // When term 1 was settled: the last tier holding a placed@ component.
-    if prep.master.is_none() && proof.term1 {
+    if prep.master.is_none() && rows.terms_proven.contains(&1) {
         s.term1_millis = p.tiers_done.iter().zip(&p.tier_millis).filter(|(t, _)| t.contains("placed@")).map(|(_, &ms)| ms).max();
     }
-    s.terms_proven = Some(proof.terms);
+    s.terms_proven = Some(rows.terms_proven);
     if let Some(m) = &prep.master {
         s.decomposition = Some("master over domains + restricted joint model".into());
         s.master_millis = Some(m.millis);
@@ -351,7 +354,7 @@ fn finish(
     s.warm_start_placed_groups = Some(warm.placed as u64);
     s.warm_start = Some(if warm.values.is_some() { format!("accepted ({})", warm.from) } else { "rejected".to_string() });
     s.unneeded_evictions_undone = (undone > 0).then_some(undone as u64);
-    if stopped_by.is_some() {
+    if matches!(stopped_by, Some(StopReason::Deadline | StopReason::Cancelled)) {
         s.deadline = Some("hit: returned the best verified incumbent".into());
     }
     s.stopped_by = stopped_by;
@@ -374,39 +377,6 @@ fn second_master_pass(cycle: &mut Cycle, prep: &mut Prepared, assignment: &Assig
     if again.proven || again.bounds < m.bounds {
         prep.master = Some(again);
     }
-}
-
-/// Decomposed: terms are proven against the master's bound, not the restricted model's.
-fn master_proof(cycle: &Cycle, m: &decompose::Master, assignment: &Assignment) -> Proof {
-    let inst = cycle.inst;
-    let got = decompose::placed_by_level(cycle, assignment, &m.bounds);
-    let w = decompose::level_weights(cycle, &m.bounds);
-    let bound: f64 = m.bounds.iter().zip(&w).map(|(b, w)| b.1 as f64 * w).sum();
-    let value: f64 = got.iter().zip(&w).map(|(&k, w)| k as f64 * w).sum();
-    let term1 = m.proven && got.iter().zip(&m.bounds).all(|(&k, b)| k >= b.1);
-    // Term 2 is 0 (no victims); term 3 is settled only when no group is elastic.
-    let rigid = cycle.pending.iter().all(|&g| inst.max_new_pods(g) == inst.min_new_pods(g));
-    let terms: Vec<u8> = match (term1, rigid) {
-        (true, true) => vec![1, 2, 3],
-        (true, false) => vec![1, 2],
-        _ => vec![],
-    };
-    let status = if terms.len() == 3 { Status::Optimal } else { Status::Feasible };
-    Proof { status, gap: if term1 { 0.0 } else { relative_gap(bound, value) }, terms, term1 }
-}
-
-/// Which objective terms are settled: all their components in finished tiers.
-fn tier_proof(model: &CycleModel, p: &Progress, status: Status, gap: f64) -> Proof {
-    let done: Vec<&str> = p.tiers_done.iter().flat_map(|t| t.split(" (").next().unwrap_or("").split('+')).collect();
-    let mut terms: Vec<u8> = Vec::new();
-    for term in [milp::Term::Placed, milp::Term::Evicted, milp::Term::Extra] {
-        let all = model.components.iter().filter(|c| c.exact && c.term == term).all(|c| done.contains(&c.name.as_str()));
-        if all && (term == milp::Term::Placed || terms.len() == term.number() as usize - 1) {
-            terms.push(term.number());
-        }
-    }
-    let term1 = terms.first() == Some(&1);
-    Proof { status, gap, terms, term1 }
 }
 
 /// Screens the candidate domains of required levels and prunes the cycle by them;

@@ -16,13 +16,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How an exact tier ended: its value, and the bound proven on it (maximized, weighted
-/// as the tier's objective); `proven` when the bound meets the value.
+/// How an exact tier ended: the bound proven on it (maximized, weighted as the tier's
+/// objective); `proven` when the bound meets its value.
 #[derive(Clone, Debug)]
 pub(super) struct TierOutcome {
     /// Index into `CycleModel::tiers()`.
     pub tier: usize,
-    pub value: f64,
     /// `INF` when nothing bounds the tier.
     pub bound: f64,
     pub proven: bool,
@@ -32,8 +31,6 @@ pub(super) struct TierOutcome {
 #[derive(Clone, Default)]
 pub(super) struct Progress {
     pub values: Option<Vec<f64>>,
-    /// Every exact tier was proven (terms 1-3 optimal).
-    pub proven_exact: bool,
     /// The relative gap of the tier left open, weighted as that tier (1 while nothing
     /// bounds it).
     pub gap: f64,
@@ -46,6 +43,8 @@ pub(super) struct Progress {
     /// The exact tiers that ended (fixed or stopped), in order.
     pub outcomes: Vec<TierOutcome>,
     pub nodes: i64,
+    /// The work limit ran out before the last tier ended.
+    pub work_spent: bool,
     pub term1_bound: Option<f64>,
     /// The tier the look-ahead worked on, and the term-1 value it held.
     pub look_ahead: Option<(String, f64)>,
@@ -126,9 +125,11 @@ struct Run<'a> {
     mip: Mip,
     incumbent: Option<Vec<f64>>,
     term1: Term1,
-    exact_total: usize,
     exact_done: usize,
     proven: bool,
+    /// Work units left of `options.workLimit` (deterministic mode): each HiGHS run costs
+    /// one plus its branch-and-bound nodes; the tiers stop when none is left.
+    work_left: Option<u64>,
     /// See [`Progress::gap`].
     gap: f64,
 }
@@ -146,7 +147,10 @@ pub(super) fn run_tiers(
     let tiers = model.tiers();
     let mut run = Run::new(cycle, model, &tiers, progress, (start, deadline), rel_gap, say);
     for ti in 0..run.tiers.len() {
-        if Instant::now() >= deadline || cycle.cancel.is_cancelled() {
+        if Instant::now() >= deadline || cycle.cancel.is_cancelled() || run.work_left == Some(0) {
+            if run.work_left == Some(0) {
+                progress.lock().unwrap().work_spent = true;
+            }
             run.stopped_before(ti);
             break;
         }
@@ -161,9 +165,7 @@ pub(super) fn run_tiers(
             break;
         }
     }
-    let mut p = progress.lock().unwrap();
-    p.proven_exact = run.proven && run.exact_done == run.exact_total && run.incumbent.is_some() && run.gap == 0.0;
-    p.gap = run.gap;
+    progress.lock().unwrap().gap = run.gap;
 }
 
 impl<'a> Run<'a> {
@@ -188,7 +190,8 @@ impl<'a> Run<'a> {
         } else {
             Instant::now() + (deadline.saturating_duration_since(Instant::now()) / 5).min(Duration::from_secs(2))
         };
-        let term1 = Term1 { bound: bound::term1_bound(cycle, &by_group, bound_deadline), coefs, magnitude };
+        let (bound, work) = bound::term1_bound(cycle, &by_group, bound_deadline);
+        let term1 = Term1 { bound, coefs, magnitude };
         if let Some(ub) = term1.bound {
             let inc = term1.value(&incumbent);
             say.line(format_args!("term-1 relaxation bound {ub} (warm start {inc})"));
@@ -200,7 +203,6 @@ impl<'a> Run<'a> {
                 mip.add_row(-highs::INF, ub + 0.5, term1.coefs.clone());
             }
         }
-        let exact_total = tiers.iter().filter(|t| t.exact).count();
         Run {
             cycle,
             model,
@@ -214,9 +216,9 @@ impl<'a> Run<'a> {
             mip,
             incumbent,
             term1,
-            exact_total,
             exact_done: 0,
             proven: true,
+            work_left: cycle.work.map(|w| w.saturating_sub(work)),
             gap: 0.0,
         }
     }
@@ -233,10 +235,11 @@ impl<'a> Run<'a> {
             // Nothing of the full model settled yet: the relaxation's gap.
             self.gap = self.relaxation_gap().unwrap_or(1.0);
         }
-        let Some(inc) = self.incumbent.as_ref() else { return };
-        let value = tier_value(&tier.coefs, inc);
+        if self.incumbent.is_none() {
+            return;
+        }
         let bound = self.ceiling_of(ti).unwrap_or(highs::INF);
-        self.progress.lock().unwrap().outcomes.push(TierOutcome { tier: ti, value, bound, proven: false });
+        self.progress.lock().unwrap().outcomes.push(TierOutcome { tier: ti, bound, proven: false });
     }
 
     /// The incumbent's gap to the term-1 relaxation bound, if there is one.
@@ -288,9 +291,8 @@ impl<'a> Run<'a> {
         // `+ 0.0`: an `evicted@` tier's maximum is -0.0, printed as 0.
         self.say.line(format_args!("tier {}: proven by the {how}, value {}", tier.names.join("+"), val + 0.0));
         if tier.exact {
-            p.outcomes.push(TierOutcome { tier: ti, value: val, bound: val, proven: true });
+            p.outcomes.push(TierOutcome { tier: ti, bound: val, proven: true });
             self.exact_done += 1;
-            p.proven_exact = self.proven && self.exact_done == self.exact_total && self.gap == 0.0;
             p.gap = self.gap;
         }
         true
@@ -337,6 +339,7 @@ impl<'a> Run<'a> {
             // against it from the start instead of after its own first good solution
             // (flat-256 seed 4, term-3 bound after 10 s: 26 287 -> 23 947).
             beat_start: tier.exact && self.rel_gap == 0.0 && !cycle.diag.no_cutoff,
+            max_nodes: self.work_left.map(|w| w.min(i64::MAX as u64) as i64),
             ..MipParams::of_cycle(tier_deadline, 0.0, 0.0, cycle)
         };
         // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a row
@@ -524,6 +527,10 @@ impl<'a> Run<'a> {
         let tier = &self.tiers[ti];
         let Solved { res, lns_best, ahead, live, ceiling, deadline } = solved;
         let improved = self.adopt(ti, &res, lns_best, ahead);
+        if let Some(w) = self.work_left.as_mut() {
+            *w = w.saturating_sub(1 + res.nodes.max(0) as u64);
+            self.progress.lock().unwrap().work_spent |= *w == 0 && ti + 1 < self.tiers.len();
+        }
         let value = self.incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
         {
             let mut p = self.progress.lock().unwrap();
@@ -564,7 +571,7 @@ impl<'a> Run<'a> {
                 highs::INF
             };
             let mut p = self.progress.lock().unwrap();
-            p.outcomes.push(TierOutcome { tier: ti, value: val, bound: tier_bound, proven });
+            p.outcomes.push(TierOutcome { tier: ti, bound: tier_bound, proven });
             drop(p);
             if !done {
                 self.proven = false;
@@ -596,7 +603,6 @@ impl<'a> Run<'a> {
             self.exact_done += 1;
             // Terms 1-3 are settled once the last exact tier is: term 4 may still run
             // into the deadline without changing the status.
-            p.proven_exact = self.proven && self.exact_done == self.exact_total && self.gap == 0.0;
             p.gap = self.gap;
         }
         true

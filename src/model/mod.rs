@@ -1,5 +1,5 @@
 //! The validated engine model: dense integer IDs, `Vec`-indexed arenas, quantities as
-//! integers. Built once from an [`InstanceDoc`]; every cross-reference is checked here so
+//! integers. Built once from an [`InstanceDoc`](crate::wire::InstanceDoc); every cross-reference is checked here so
 //! that solvers and the validator can index without failing.
 
 mod build;

@@ -90,13 +90,13 @@ fn is_pending(inst: &Instance, g: GroupId) -> bool {
 }
 
 /// Term-1 levels of pending groups ([`tessera::model::Group::rank`]), highest first.
-fn levels_of(inst: &Instance) -> Vec<i64> {
+pub fn levels_of(inst: &Instance) -> Vec<i64> {
     let set: BTreeSet<i64> = (0..inst.groups.len()).filter(|&g| is_pending(inst, g)).map(|g| inst.groups[g].rank).collect();
     set.into_iter().rev().collect()
 }
 
 /// Priorities of bound pods (possible victim levels), highest first.
-fn victim_levels_of(inst: &Instance) -> Vec<i64> {
+pub fn victim_levels_of(inst: &Instance) -> Vec<i64> {
     let set: BTreeSet<i64> = inst.pods.iter().map(|p| p.priority).collect();
     set.into_iter().rev().collect()
 }

@@ -5,7 +5,7 @@ use super::super::{check, Report};
 
 const NN: &str = "is not needed by the groups allowed to evict it: put back, it fits beside their new pods; no other group uses its room";
 use crate::model::Instance;
-use crate::wire::decision::{Decision, Eviction, Objective, PlacedPod, Placement, Status, Unplaced};
+use crate::wire::decision::{Decision, Eviction, Objective, PlacedPod, Placement, ReasonCode, Status, Unplaced};
 use std::collections::BTreeMap;
 
 /// Three 4-cpu nodes. Bound: n1 ra-0 (root.prod.a), rc-0 (root.dev.c); n2 rb-0
@@ -37,8 +37,10 @@ queues:
         resources: {max: {vcore: 4}}
         queues:
           - name: c
+            maxapplications: 2
             resources: {max: {vcore: 2}}
           - name: f
+            maxapplications: 2
             properties: {application.sort.policy: fair}
       - name: batch
         resources: {guaranteed: {vcore: 1}, max: {vcore: 4}}
@@ -306,6 +308,37 @@ fn yunikorn_fence_and_preemptor_guarantee() {
                 "rule 6: pod rx-0 is evicted for group gy of queue root.batch.y, but no queue on that path is below a guaranteed resource the group requests",
             ),
             (6, "rule 6: eviction of rx-0 (priority 0) on node n3 is not needed by the groups allowed to evict it: put back, it fits beside their new pods; its room is used by gy, which may not evict it"),
+        ],
+    );
+}
+
+/// Reason codes against the tree, with gfb (basic, root.dev.f) placed on n2. After it,
+/// dev runs rc and gfb: its maxapplications 2 is reached, so gc is queue-full; gbig's
+/// minimum (5 cpu) is above a's max 4 and gfair is a gang in a fair leaf: both
+/// queue-rejected. ga's minimum (1 cpu) fits a (1 of 4 used) and prod (2 of 5); gb is a
+/// gang in a default leaf whose minimum fits; gy's 1-cpu pod fits any node.
+#[test]
+fn reason_codes_hold_or_are_reported() {
+    let i = inst();
+    let mut d = decide(&i, vec![on("gfb", &["n2"])], &[]);
+    let claims = [
+        ("ga", ReasonCode::QueueFull),
+        ("gb", ReasonCode::QueueRejected),
+        ("gc", ReasonCode::QueueFull),
+        ("gy", ReasonCode::NoNodeFits),
+        ("gbig", ReasonCode::QueueRejected),
+        ("gwide", ReasonCode::Outranked),
+        ("gfair", ReasonCode::QueueRejected),
+    ];
+    for u in &mut d.unplaced {
+        u.reason_code = claims.iter().find(|c| c.0 == u.pod_group).map(|c| c.1);
+    }
+    assert_exactly(
+        &check(&i, &d),
+        &[
+            (0, "rule 0: group ga is unplaced with queue-full, but its minimum fits under every queue's max and maxapplications after this decision"),
+            (0, "rule 0: group gb is unplaced with queue-rejected, but its queues admit it"),
+            (0, "rule 0: group gy is unplaced with no-node-fits, but every task's pod fits some node of the empty cluster"),
         ],
     );
 }

@@ -1,0 +1,1149 @@
+//! The decomposition engine: column generation over node patterns, for cycles where the
+//! compact MILP (`milp.rs`) is too large to solve or even to build (1,000+ nodes).
+//!
+//! `models/decomposition.md` is the reference: the aggregation of interchangeable groups
+//! and nodes (§2), the pattern master (§3), the Lagrangian bound that is valid at every
+//! round (§4), the tiers and the row bounds reported (§5), incumbents from the restricted
+//! master (§6), and what the engine does not take (§7; the compact model does).
+//!
+//! Flow: the greedy start (no eviction; valid under every reading of rule 6) becomes the
+//! first columns and the incumbent; then tier by tier (each term-1 level, each victim
+//! priority, each term-3 level): column generation until exact pricing finds nothing or
+//! the bound meets the incumbent; the MIP over the generated columns for a better
+//! incumbent; proven tiers are fixed (a row) before the next; the first tier left open
+//! ends the solve with its bound. The decision is decoded from the incumbent's columns,
+//! checked with `tessera check` and this engine's own rule-6 check, and reported with
+//! `bounds` for every proven row and the first open one.
+
+mod devices;
+mod master;
+mod pricing;
+mod problem;
+
+use crate::engine::assemble::assemble_with;
+use crate::engine::assignment::{Assignment, NewPod};
+use crate::engine::cycle::{Cycle, DeviceIds};
+use crate::engine::explain::Proven;
+use crate::model::*;
+use crate::options::{EngineChoice, Options};
+use crate::wire::decision::{Bounds, Decision, EvictedBound, ExtraBound, PlacedBound, Status};
+use devices::{pack, Packing};
+use master::{ColKind, Component, Master};
+use pricing::Pattern;
+use problem::Problem;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Nodes from which the engine takes a cycle by itself (below, the compact model does;
+/// `Diagnostics::engine` forces either).
+pub const AUTO_NODES: usize = 1000;
+
+/// The engine's decision for `inst`, or `None` when the compact model should decide the
+/// cycle (not chosen by size or switch, or a rule the master does not express).
+pub fn solve_if_chosen(inst: &Instance, cfg: &Options) -> Option<Decision> {
+    let chosen = match cfg.diagnostics.engine {
+        Some(EngineChoice::Compact) => false,
+        Some(EngineChoice::Decomposition) => true,
+        None => inst.nodes.len() >= AUTO_NODES,
+    };
+    if !chosen || inst.queues.is_some() || inst.options.yunikorn_preemption {
+        return None;
+    }
+    solve(inst, cfg)
+}
+
+/// Per tier: what was reached.
+#[derive(Clone, Debug)]
+struct TierOutcome {
+    comp: Component,
+    value: f64,
+    bound: f64,
+    proven: bool,
+    millis: u64,
+    rounds: u64,
+}
+
+fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
+    let start = Instant::now();
+    let budget = cfg.time_limit(inst);
+    let hard = start + budget;
+    let mut cycle = Cycle::new(inst);
+    cycle.diag = Arc::new(cfg.diagnostics.clone());
+    cycle.cancel = cfg.cancel.clone();
+    if problem::unsupported(&cycle).is_some() {
+        return None;
+    }
+    let screening = super::prepare_topology(&mut cycle, start + budget / 10);
+    let prob = Problem::new(&cycle);
+    if prob.nodes.iter().any(|k| k.units.len() > pricing::MAX_UNITS) {
+        return None;
+    }
+    let say = |msg: std::fmt::Arguments| {
+        if let Some(s) = &cfg.progress {
+            s.say(&format!("[{} ms] {msg}", start.elapsed().as_millis()));
+        }
+    };
+    say(format_args!(
+        "decomposition: {} group classes for {} pending groups, {} node classes for {} nodes, {} victim units",
+        prob.groups.len(),
+        cycle.pending.len(),
+        prob.nodes.len(),
+        inst.nodes.len(),
+        prob.units.len()
+    ));
+    // Warm start: the greedy variants (never evict).
+    let warm = crate::engine::greedy::best_start(&cycle);
+    // The decision's assembly after the deadline (explanations, check): rehearsed on the
+    // warm start; the solve stops twice that much earlier.
+    let rehearsal = Instant::now();
+    let warm_decision = finish(&cycle, &warm, Status::Feasible, 1.0, Proven::Nothing);
+    let _ = crate::check::check(inst, &warm_decision);
+    let assembly = (rehearsal.elapsed() * 2 + Duration::from_millis(30)).min(budget / 4);
+    let reserve = (budget / 40).clamp(Duration::from_millis(20), Duration::from_millis(250));
+    let deadline = hard.checked_sub(assembly + reserve).unwrap_or(start).max(start);
+    let mut work = cfg.work_limit(inst).unwrap_or(u64::MAX);
+
+    let mut m = Master::new(&prob, super::highs::HighsSwitches::of(&cfg.diagnostics));
+    let mut x = to_columns(&prob, &mut m, &warm).expect("the greedy start is valid in the master");
+    let mut warm_from = "greedy";
+    if !cycle.victims.is_empty() && deadline.saturating_duration_since(Instant::now()) > budget / 3 {
+        // The Kubernetes-style preemption baseline: taken if its evictions pass rule 6
+        // node by node (its reprieve reads rule 6 per group, not per decision).
+        let t_k8s = Instant::now();
+        let k8s = crate::baselines::k8s_preempt::preempt_in_order(&cycle).assignment;
+        let k8s_ms = t_k8s.elapsed().as_millis();
+        let k8s = repair_rule6(&prob, &m, k8s);
+        say(format_args!("k8s-preempt start {k8s_ms} ms, repaired for rule 6 in {} ms", t_k8s.elapsed().as_millis() - k8s_ms));
+        if let Some(kx) = to_columns(&prob, &mut m, &k8s) {
+            if better(&m, &prob, &kx, &x) {
+                x = kx;
+                warm_from = "k8s-preempt";
+            }
+        }
+    }
+    while x.len() < m.cols.len() {
+        x.push(0.0);
+    }
+    say(format_args!("warm start ({warm_from}) places {}", warm_placed(&m, &x)));
+
+    let mut comps: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
+    comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
+    for &l in &prob.levels {
+        if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
+            comps.push(Component::Extra(l));
+        }
+    }
+    // Budget shares: of the time left, and of the work left when a work limit is set (then
+    // every phase change is by work, and the same input gives the same decision).
+    let limited = work != u64::MAX;
+    let share = |frac: f64, work: u64| -> (Instant, u64) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let w = if limited { ((work as f64 * frac).ceil() as u64).max(1).min(work) } else { u64::MAX };
+        (Instant::now() + left.mul_f64(frac), w)
+    };
+    // Phase 1: term 1 as one objective (levels with lexicographic weights), for an
+    // incumbent that is good at every level before the levels are proven one by one.
+    let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
+    let open_levels = placed.iter().filter(|&&c| m.value(c, &x) < floor(trivial_bound(&prob, c)) - 1e-9).count();
+    if placed.len() > 1 && open_levels > 0 && work > 0 && Instant::now() < deadline {
+        let merged = lex_weights(&m, &placed);
+        let (until, mut w) = share(0.25, work);
+        let w0 = w;
+        let _ = m.colgen(&merged, f64::INFINITY, until, &mut w);
+        work -= (w0 - w).min(work);
+        while x.len() < m.cols.len() {
+            x.push(0.0);
+        }
+        let (until, w) = share(0.2, work);
+        let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
+        if let Some(bx) = m.restricted_mip(&merged, &later, &x, until, limited.then_some(w.min(1 << 20) as i64)) {
+            x = bx;
+        }
+        work = work.saturating_sub(1);
+        say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
+    }
+    // Phase 2: tier by tier. Until the first tier left open, each is proven (branch and
+    // price, most of the budget left) and fixed; after it, the later tiers are only
+    // improved, the earlier ones held at the incumbent's values (nothing claimed).
+    let mut outcomes: Vec<TierOutcome> = Vec::new();
+    let mut all_proven = true;
+    let mut held: Vec<Component> = Vec::new();
+    // The domain master of the compact engine's decomposition (decompose.rs): a second
+    // source of term-1 bounds where groups require domains and nothing can be evicted.
+    let mut domain_master: Option<super::decompose::Master> = None;
+    for (ci, &comp) in comps.iter().enumerate() {
+        let rounds0 = m.rounds;
+        let later: Vec<Component> = comps[ci + 1..].to_vec();
+        let mut bound = trivial_bound(&prob, comp);
+        let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+        if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, all_proven, screening.as_ref()) {
+            if domain_master.is_none() && cycle.victims.is_empty() && !limited && Instant::now() < deadline {
+                let hint = decode(&prob, &m, &x);
+                let (until, _) = share(0.35, work);
+                domain_master = Some(super::decompose::solve_master(&cycle, topo, scr, &hint, until));
+            }
+            if let Some(b) = domain_master.as_ref().and_then(|dm| master_bound(dm, &outcomes, comp)) {
+                bound = bound.min(b);
+                proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+            }
+        }
+        if !proven && Instant::now() < deadline && work > 0 {
+            let obj = [(comp, 1.0)];
+            if all_proven {
+                let frac = if later.is_empty() { 1.0 } else { 0.6 };
+                let (until, mut w) = share(frac, work);
+                let w0 = w;
+                bound = branch_and_price(&mut m, comp, &later, &mut x, bound, until, &mut w);
+                work -= (w0 - w).min(work);
+                proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+            } else {
+                let frac = 1.0 / (comps.len() - ci) as f64;
+                let (until, mut w) = share(frac * 0.6, work);
+                let w0 = w;
+                let _ = m.colgen(&obj, f64::INFINITY, until, &mut w);
+                work -= (w0 - w).min(work);
+                while x.len() < m.cols.len() {
+                    x.push(0.0);
+                }
+                let (until, w) = share(frac * 0.4 / (1.0 - frac * 0.6), work);
+                if let Some(bx) = m.restricted_mip(&obj, &later, &x, until, limited.then_some(w.min(1 << 20) as i64)) {
+                    x = bx;
+                }
+                work = work.saturating_sub(1);
+            }
+        }
+        let value = m.value(comp, &x);
+        say(format_args!(
+            "tier {}: value {value}, bound {}, {}",
+            comp.name(),
+            if bound.is_finite() { format!("{bound:.3}") } else { "none".into() },
+            if !all_proven {
+                "improved only"
+            } else if proven {
+                "proven"
+            } else {
+                "open"
+            }
+        ));
+        if all_proven {
+            outcomes.push(TierOutcome {
+                comp,
+                value,
+                bound,
+                proven,
+                millis: start.elapsed().as_millis() as u64,
+                rounds: m.rounds - rounds0,
+            });
+            all_proven = proven;
+        } else {
+            held.push(comp);
+        }
+        m.fix(comp, value);
+    }
+    // Decode the incumbent.
+    let t_finish = Instant::now();
+    let a = decode(&prob, &m, &x);
+    let placed_proven = prob.levels.iter().all(|&l| outcomes.iter().any(|o| o.comp == Component::Placed(l) && o.proven));
+    let status = if all_proven && outcomes.len() == comps.len() { Status::Optimal } else { Status::Feasible };
+    let gap = outcomes.iter().find(|o| !o.proven).map_or(0.0, |o| row_gap(o.bound, o.value));
+    let proven = if status == Status::Optimal {
+        Proven::All
+    } else if placed_proven {
+        Proven::Term1
+    } else {
+        Proven::Nothing
+    };
+    let mut d = finish(&cycle, &a, status, gap, proven);
+    d.bounds = Some(bounds_of(inst, &outcomes));
+    // Safety: the decision must pass the validator and this engine's rule-6 check; else
+    // the warm start (always valid) is returned, marked.
+    let report = crate::check::check(inst, &d);
+    let own = rule6_violations(&cycle, &a);
+    let mut fallback = None;
+    if !report.is_valid() || !own.is_empty() {
+        fallback = Some(format!("{} validator violations, {} rule-6 violations", report.violations.len(), own.len()));
+        d = finish(&cycle, &warm, Status::Feasible, 1.0, Proven::Nothing);
+    }
+    d.stats.solver = Some("exact".into());
+    d.stats.other.insert("engine".into(), "decomposition".into());
+    d.stats.other.insert("finishMillis".into(), (t_finish.elapsed().as_millis() as u64).into());
+    d.stats.other.insert("assemblyEstimateMillis".into(), (assembly.as_millis() as u64).into());
+    d.stats.solve_millis = Some(start.elapsed().as_millis() as u64);
+    d.stats.other.insert("groupClasses".into(), prob.groups.len().into());
+    d.stats.other.insert("nodeClasses".into(), prob.nodes.len().into());
+    d.stats.columns = Some(m.cols.len() as u64);
+    d.stats.rows = Some(m.rows.len() as u64);
+    d.stats.other.insert("pricingRounds".into(), m.rounds.into());
+    d.stats.other.insert("pricingInexact".into(), m.priced_inexact.into());
+    d.stats.other.insert("lpIterations".into(), m.lp_iterations().into());
+    d.stats.tiers = Some(outcomes.iter().filter(|o| o.proven).map(|o| o.comp.name()).collect());
+    if !held.is_empty() {
+        d.stats.other.insert("improvedAfterOpenTier".into(), held.iter().map(|c| c.name()).collect::<Vec<_>>().into());
+    }
+    d.stats.other.insert(
+        "tierDetail".into(),
+        outcomes
+            .iter()
+            .map(|o| {
+                serde_json::json!({"tier": o.comp.name(), "value": o.value, "bound": if o.bound.is_finite() { serde_json::json!(o.bound) } else { serde_json::Value::Null }, "proven": o.proven, "millis": o.millis, "rounds": o.rounds})
+            })
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    let terms: Vec<u8> = {
+        let done =
+            |pred: &dyn Fn(&Component) -> bool| comps.iter().filter(|c| pred(c)).all(|c| outcomes.iter().any(|o| o.comp == *c && o.proven));
+        let mut t = Vec::new();
+        if done(&|c| matches!(c, Component::Placed(_))) {
+            t.push(1);
+            if done(&|c| matches!(c, Component::Evicted(_))) {
+                t.push(2);
+                if done(&|c| matches!(c, Component::Extra(_))) {
+                    t.push(3);
+                }
+            }
+        }
+        t
+    };
+    if terms.first() == Some(&1) {
+        let ms = outcomes.iter().filter(|o| matches!(o.comp, Component::Placed(_))).map(|o| o.millis).max().unwrap_or(0);
+        d.stats.term1_millis = Some(ms);
+    }
+    d.stats.terms_proven = Some(terms);
+    d.stats.warm_start = Some(format!("accepted ({warm_from})"));
+    if let Some(s) = &screening {
+        let _ = s;
+        d.stats.other.insert("topologyScreening".into(), true.into());
+    }
+    if let Some(why) = fallback {
+        d.stats.other.insert("engineFallback".into(), why.into());
+    }
+    if Instant::now() >= deadline {
+        d.stats.deadline = Some("hit: returned the best verified incumbent".into());
+    }
+    Some(d)
+}
+
+/// A branching decision of [`branch_and_price`].
+#[derive(Clone, Copy, Debug)]
+enum Fix {
+    /// Bounds of a class, domain, slice or eviction column.
+    Col(usize, f64, f64),
+    /// Node class, its pricing unit index, evicted there or not.
+    Unit(usize, usize, bool),
+    /// Node class, task class: pods there within these bounds.
+    Count(usize, usize, f64, f64),
+}
+
+/// Depth-first branch and price for tier `comp` (models/decomposition.md §6): at each
+/// node column generation gives a bound valid for the node's subtree; branching goes on
+/// the class, domain, slice and eviction columns first, then on a node's eviction of a
+/// unit, then on a node's pods of a task class; the restricted MIP (at the root, and once
+/// the class columns are integral) and integral LP solutions give incumbents; a node whose
+/// bound does not beat the incumbent is pruned. Returns a bound on the tier over every
+/// valid decision (the incumbent's value when the tree is exhausted); `x` holds the best
+/// incumbent found (never worse than the one given).
+#[allow(clippy::too_many_arguments)]
+fn branch_and_price(
+    m: &mut Master,
+    comp: Component,
+    later: &[Component],
+    x: &mut Vec<f64>,
+    root_bound: f64,
+    deadline: Instant,
+    work: &mut u64,
+) -> f64 {
+    struct Node {
+        fixes: Vec<Fix>,
+        bound: f64,
+    }
+    let base: BTreeMap<usize, (f64, f64)> =
+        m.cols.iter().enumerate().filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..))).map(|(j, c)| (j, (c.lo, c.up))).collect();
+    let mut stack = vec![Node { fixes: Vec::new(), bound: root_bound }];
+    let mut open = f64::NEG_INFINITY;
+    let mut root = true;
+    let mut applied: Vec<Fix> = Vec::new();
+    let undo = |m: &mut Master, applied: &mut Vec<Fix>| {
+        for f in applied.drain(..) {
+            match f {
+                Fix::Col(j, ..) => {
+                    let (lo, up) = base[&j];
+                    m.set_bounds(j, lo, up);
+                }
+                Fix::Unit(k, ..) => m.set_unit_rules(k, (0, 0)),
+                Fix::Count(k, tc, ..) => {
+                    let r = m.count_row(k, tc);
+                    m.set_row_bounds(r, f64::NEG_INFINITY, f64::INFINITY);
+                }
+            }
+        }
+    };
+    while let Some(node) = stack.pop() {
+        let inc = m.value(comp, x);
+        if floor(node.bound) <= inc + 1e-9 {
+            continue;
+        }
+        if Instant::now() >= deadline || *work == 0 || m.prob.cycle.cancel.is_cancelled() {
+            open = open.max(node.bound);
+            continue;
+        }
+        undo(m, &mut applied);
+        let mut rules: BTreeMap<usize, (u128, u128)> = BTreeMap::new();
+        for &f in &node.fixes {
+            match f {
+                Fix::Col(j, lo, up) => m.set_bounds(j, lo, up),
+                Fix::Unit(k, j, on) => {
+                    let e = rules.entry(k).or_insert((0, 0));
+                    if on {
+                        e.0 |= 1 << j;
+                    } else {
+                        e.1 |= 1 << j;
+                    }
+                }
+                Fix::Count(k, tc, lo, up) => {
+                    let r = m.count_row(k, tc);
+                    m.set_row_bounds(r, lo, up);
+                }
+            }
+            applied.push(f);
+        }
+        for (&k, &r) in &rules {
+            m.set_unit_rules(k, r);
+        }
+        let r = m.colgen(&[(comp, 1.0)], inc, deadline, work);
+        while x.len() < m.cols.len() {
+            x.push(0.0);
+        }
+        let nb = node.bound.min(r.bound);
+        if floor(nb) <= inc + 1e-9 {
+            root = false;
+            continue;
+        }
+        let Some((_, lpx)) = r.lp.clone() else {
+            if m.prob.cycle.diag.debug {
+                eprintln!("b&p {}: node without an LP solution (bound {nb:.3})", comp.name());
+            }
+            open = open.max(nb);
+            root = false;
+            continue;
+        };
+        let choice = branching(m, &lpx);
+        if m.prob.cycle.diag.debug {
+            eprintln!(
+                "b&p {}: depth {}, node bound {nb:.3}, incumbent {inc}, lp {:.3}, converged {}, branch {choice:?}, stack {}",
+                comp.name(),
+                node.fixes.len(),
+                r.lp.as_ref().map_or(f64::NAN, |l| l.0),
+                r.converged,
+                stack.len()
+            );
+        }
+        if root || !matches!(choice, Some(Fix::Col(..))) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
+            let nodes = if *work == u64::MAX { None } else { Some((*work).min(1 << 20) as i64) };
+            if let Some(bx) = m.restricted_mip(&[(comp, 1.0)], later, x, Instant::now() + slice, nodes) {
+                *x = bx;
+            }
+            *work = work.saturating_sub(1);
+            root = false;
+        }
+        if choice.is_none() {
+            // Every branching quantity integral: the LP solution with each node's patterns
+            // merged is an integral decision if the merged patterns are valid.
+            if let Some(ix) = integral_solution(m, &lpx) {
+                if m.value(comp, &ix) > m.value(comp, x) + 0.5 && m.feasible(&ix) {
+                    *x = ix;
+                }
+            }
+        }
+        let inc = m.value(comp, x);
+        if floor(nb) <= inc + 1e-9 {
+            continue;
+        }
+        match choice {
+            // Nothing left to branch on, and no better integral decision: left open.
+            None => open = open.max(nb),
+            Some(f) => {
+                let (down, upf) = match f {
+                    Fix::Col(j, v, _) => {
+                        let (lo, up) = (m.cols[j].lo, m.cols[j].up);
+                        (Fix::Col(j, lo, v.floor()), Fix::Col(j, v.ceil(), up))
+                    }
+                    Fix::Unit(k, j, _) => (Fix::Unit(k, j, false), Fix::Unit(k, j, true)),
+                    Fix::Count(k, tc, v, _) => {
+                        (Fix::Count(k, tc, f64::NEG_INFINITY, v.floor()), Fix::Count(k, tc, v.ceil(), f64::INFINITY))
+                    }
+                };
+                let mut d = node.fixes.clone();
+                d.push(down);
+                let mut u = node.fixes;
+                u.push(upf);
+                stack.push(Node { fixes: d, bound: nb });
+                stack.push(Node { fixes: u, bound: nb });
+            }
+        }
+    }
+    undo(m, &mut applied);
+    while x.len() < m.cols.len() {
+        x.push(0.0);
+    }
+    open.max(m.value(comp, x))
+}
+
+/// What to branch on in LP solution `lpx`: a fractional class, domain, slice or eviction
+/// column (the one closest to rounding up); else a node class's fractional eviction of a
+/// unit; else a node class's fractional pods of a task class. `None`: all integral.
+fn branching(m: &Master, lpx: &[f64]) -> Option<Fix> {
+    let frac = |v: f64| (v - v.round()).abs() > 1e-6;
+    // Class columns first (the groups placed), then domains, slices, evictions.
+    let rank = |k: &ColKind| match k {
+        ColKind::Y(_) => 0,
+        ColKind::D(..) => 1,
+        ColKind::S(..) => 2,
+        _ => 3,
+    };
+    let col = m
+        .cols
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..)))
+        .map(|(j, c)| (j, rank(&c.kind), lpx.get(j).copied().unwrap_or(0.0)))
+        .filter(|&(_, _, v)| frac(v))
+        .min_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then((b.2 - b.2.floor()).partial_cmp(&(a.2 - a.2.floor())).unwrap_or(std::cmp::Ordering::Equal))
+                .then(a.0.cmp(&b.0))
+        });
+    if let Some((j, _, v)) = col {
+        return Some(Fix::Col(j, v, 0.0));
+    }
+    // Per node class: how much of each unit is evicted, and the pods per task class.
+    let mut units: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    let mut counts: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for (j, c) in m.cols.iter().enumerate() {
+        let v = lpx.get(j).copied().unwrap_or(0.0);
+        if v <= 1e-9 {
+            continue;
+        }
+        if let ColKind::Pattern(k, i) = c.kind {
+            let pat = &m.patterns[i].1;
+            for (uj, un) in m.ctxs[k].units.iter().enumerate() {
+                if pat.evict.contains(&un.u) {
+                    *units.entry((k, uj)).or_default() += v;
+                }
+            }
+            for &(tc, n) in &pat.pods {
+                *counts.entry((k, tc)).or_default() += v * n as f64;
+            }
+        }
+    }
+    if let Some((&(k, uj), _)) = units.iter().find(|(_, &v)| frac(v)) {
+        return Some(Fix::Unit(k, uj, true));
+    }
+    counts.iter().find(|(_, &v)| frac(v)).map(|(&(k, tc), &v)| Fix::Count(k, tc, v, 0.0))
+}
+
+/// The LP solution `lpx` with every node class's patterns merged into one per node, when
+/// all branching quantities are integral and each merged pattern is valid (capacity is
+/// linear, devices and rule 6 are checked again); `None` otherwise.
+fn integral_solution(m: &mut Master, lpx: &[f64]) -> Option<Vec<f64>> {
+    let p = m.prob;
+    let mut merged: BTreeMap<usize, (BTreeMap<usize, f64>, BTreeMap<usize, f64>)> = BTreeMap::new();
+    let mut x: Vec<f64> = Vec::with_capacity(m.cols.len());
+    for (j, c) in m.cols.iter().enumerate() {
+        let v = lpx.get(j).copied().unwrap_or(0.0);
+        match c.kind {
+            ColKind::Pattern(k, i) => {
+                x.push(0.0);
+                if v <= 1e-9 {
+                    continue;
+                }
+                if p.nodes[k].nodes.len() > 1 {
+                    // Identical nodes: only an integral use of each pattern is a decision.
+                    if (v - v.round()).abs() > 1e-6 {
+                        return None;
+                    }
+                    *x.last_mut().expect("pushed") = v.round();
+                    continue;
+                }
+                let pat = &m.patterns[i].1;
+                let e = merged.entry(k).or_default();
+                for &(tc, n) in &pat.pods {
+                    *e.0.entry(tc).or_default() += v * n as f64;
+                }
+                for &u in &pat.evict {
+                    *e.1.entry(u).or_default() += v;
+                }
+            }
+            _ => {
+                if (v - v.round()).abs() > 1e-6 {
+                    return None;
+                }
+                x.push(v.round());
+            }
+        }
+    }
+    let mut singles: Vec<usize> = (0..p.nodes.len()).filter(|&k| p.nodes[k].nodes.len() == 1).collect();
+    singles.retain(|k| !merged.contains_key(k));
+    for (k, (pods, evict)) in merged {
+        let pods: Vec<(usize, i64)> = pods.into_iter().map(|(tc, v)| (tc, v.round() as i64)).filter(|e| e.1 > 0).collect();
+        let evict: Vec<usize> = evict.into_iter().filter(|e| e.1 > 0.5).map(|e| e.0).collect();
+        let pat = Pattern { pods, evict, witness: Vec::new() };
+        let wit = pricing::check(&m.ctxs[k], &pat)?;
+        let col = m.add_pattern(k, Pattern { witness: wit, ..pat });
+        while x.len() < m.cols.len() {
+            x.push(0.0);
+        }
+        x[col] = 1.0;
+    }
+    // Node classes of one node with nothing in the LP: their empty pattern.
+    for k in singles {
+        let col = m.add_pattern(k, Pattern { pods: Vec::new(), evict: Vec::new(), witness: Vec::new() });
+        while x.len() < m.cols.len() {
+            x.push(0.0);
+        }
+        x[col] = 1.0;
+    }
+    Some(x)
+}
+
+fn floor(b: f64) -> f64 {
+    if b.is_finite() {
+        (b + 1e-6 * b.abs().max(1.0)).floor()
+    } else {
+        b
+    }
+}
+
+/// |bound - value| / max(1, |bound|) of a row (in its own units: evictions as pods).
+fn row_gap(bound: f64, value: f64) -> f64 {
+    if !bound.is_finite() {
+        return 1.0;
+    }
+    let b = floor(bound);
+    ((b - value).abs() / b.abs().max(1.0)).min(1.0)
+}
+
+/// The most a component can be without any search: all groups of the level, no
+/// eviction, every elastic pod.
+fn trivial_bound(p: &Problem, comp: Component) -> f64 {
+    match comp {
+        Component::Placed(l) => p.groups.iter().filter(|c| c.rank == l && !c.blocked).map(|c| c.members.len() as f64).sum(),
+        Component::Evicted(_) => 0.0,
+        Component::Extra(l) => {
+            p.groups.iter().filter(|c| c.rank == l && !c.blocked).map(|c| ((c.hi - c.lo) * c.members.len() as i64) as f64).sum()
+        }
+    }
+}
+
+fn warm_placed(m: &Master, x: &[f64]) -> i64 {
+    m.y_col.iter().map(|&c| x[c] as i64).sum()
+}
+
+/// Lexicographically better on terms 1-3 (the master's components).
+fn better(m: &Master, p: &Problem, a: &[f64], b: &[f64]) -> bool {
+    let mut comps: Vec<Component> = p.levels.iter().map(|&l| Component::Placed(l)).collect();
+    comps.extend(p.victim_levels.iter().map(|&v| Component::Evicted(v)));
+    comps.extend(p.levels.iter().map(|&l| Component::Extra(l)));
+    for c in comps {
+        let (va, vb) = (m.value(c, a), m.value(c, b));
+        if (va - vb).abs() > 0.5 {
+            return va > vb;
+        }
+    }
+    false
+}
+
+/// The domain master's bound on term-1 level `comp`, valid for this decision: only when
+/// every earlier level's master row holds exactly the value this decision proved there
+/// (the master bounds a level over master solutions that keep its earlier rows).
+fn master_bound(dm: &super::decompose::Master, outcomes: &[TierOutcome], comp: Component) -> Option<f64> {
+    let Component::Placed(l) = comp else { return None };
+    for &(rank, b) in &dm.bounds {
+        if rank == l {
+            return Some(b as f64);
+        }
+        let earlier = outcomes.iter().find(|o| o.comp == Component::Placed(rank))?;
+        if !earlier.proven || earlier.value != b as f64 {
+            return None;
+        }
+    }
+    None
+}
+
+/// Integer weights that make `comps` lexicographic in one objective (first most
+/// important): `w_last = 1`, `w_i = 1 + Σ_{j>i} w_j Δ_j` with `Δ` the ranges.
+fn lex_weights(m: &Master, comps: &[Component]) -> Vec<(Component, f64)> {
+    let mut w = vec![0.0; comps.len()];
+    let mut acc = 0.0;
+    for i in (0..comps.len()).rev() {
+        w[i] = 1.0 + acc;
+        acc += w[i] * m.range(comps[i]);
+    }
+    comps.iter().copied().zip(w).collect()
+}
+
+fn finish(cycle: &Cycle, a: &Assignment, status: Status, gap: f64, proven: Proven) -> Decision {
+    assemble_with(cycle, a, status, gap, proven)
+}
+
+/// The row bounds of the spec's "Bounds": every proven row at its value, the first open
+/// one at its bound, none after.
+fn bounds_of(inst: &Instance, outcomes: &[TierOutcome]) -> Bounds {
+    let mut b = Bounds::default();
+    for o in outcomes {
+        let v = if o.proven { o.value } else { floor(o.bound) };
+        match o.comp {
+            Component::Placed(l) => b.placed_by_priority.push(PlacedBound { priority: inst.level_key(l), at_most: v as i64 }),
+            Component::Evicted(p) => {
+                // Rows of levels with no eviction are not in the decision, and 0 is their
+                // bound by definition: only levels with evictions, or the open one.
+                if o.value != 0.0 || !o.proven {
+                    b.evicted_by_priority.push(EvictedBound { priority: p, at_least: (-v) as i64 });
+                }
+            }
+            Component::Extra(l) => {
+                if o.value != 0.0 || !o.proven {
+                    b.extra_by_priority.push(ExtraBound { priority: inst.level_key(l), at_most: v as i64 })
+                }
+            }
+        }
+    }
+    b
+}
+
+/// Makes an assignment valid under rule 6 as the engine reads it (node patterns, devices
+/// packed exactly): an evicted unit that the pods allowed to evict it do not need goes
+/// back if everything still fits, else the lowest placed group that may not evict it and
+/// has pods on its nodes is unplaced; until every eviction is needed. For warm starts
+/// built under a weaker reading (the Kubernetes-style baseline reprieves per group).
+fn repair_rule6(p: &Problem, m: &Master, mut a: Assignment) -> Assignment {
+    let cycle = p.cycle;
+    let inst = cycle.inst;
+    let mut tc_of: BTreeMap<TaskId, usize> = BTreeMap::new();
+    for (tc, t) in p.tasks.iter().enumerate() {
+        for &task in &t.tasks {
+            tc_of.insert(task, tc);
+        }
+    }
+    let mut node_class = vec![usize::MAX; inst.nodes.len()];
+    for (k, nc) in p.nodes.iter().enumerate() {
+        for &n in &nc.nodes {
+            node_class[n] = k;
+        }
+    }
+    // Pods per node and task class, and the groups with pods per node.
+    let mut pods_on: BTreeMap<NodeId, BTreeMap<usize, i64>> = BTreeMap::new();
+    let mut groups_on: BTreeMap<NodeId, std::collections::BTreeSet<GroupId>> = BTreeMap::new();
+    for &g in &cycle.pending {
+        for q in &a.pods[g] {
+            if let Some(&tc) = tc_of.get(&q.task) {
+                *pods_on.entry(q.node).or_default().entry(tc).or_default() += 1;
+            }
+            groups_on.entry(q.node).or_default().insert(g);
+        }
+    }
+    a.evicted.sort_unstable();
+    a.evicted.dedup();
+    let pattern = |pods_on: &BTreeMap<NodeId, BTreeMap<usize, i64>>, evicted: &[usize], n: NodeId| -> Pattern {
+        let pods = pods_on.get(&n).map(|m| m.iter().filter(|e| *e.1 > 0).map(|(&tc, &c)| (tc, c)).collect()).unwrap_or_default();
+        let evict: Vec<usize> = evicted.iter().copied().filter(|&u| p.units[u].nodes.contains(&n)).collect();
+        Pattern { pods, evict, witness: Vec::new() }
+    };
+    let inspect = |pods_on: &BTreeMap<NodeId, BTreeMap<usize, i64>>, evicted: &[usize], n: NodeId| {
+        let k = node_class[n];
+        if k == usize::MAX {
+            return Some((Vec::new(), Vec::new()));
+        }
+        pricing::inspect(&m.ctxs[k], &pattern(pods_on, evicted, n))
+    };
+    let lowest = |gs: &mut dyn Iterator<Item = GroupId>| -> Option<GroupId> {
+        gs.min_by_key(|&g| (inst.groups[g].rank, std::cmp::Reverse(inst.groups[g].created_at), std::cmp::Reverse(g)))
+    };
+    // Per node with an eviction: its inspection (recomputed where something changed).
+    let mut seen: BTreeMap<NodeId, Option<(Vec<usize>, Vec<usize>)>> = BTreeMap::new();
+    let mut dirty: std::collections::BTreeSet<NodeId> = a.evicted.iter().flat_map(|&u| p.units[u].nodes.iter().copied()).collect();
+    for _ in 0..(cycle.pending.len() + p.units.len() + 1) {
+        for n in std::mem::take(&mut dirty) {
+            if a.evicted.iter().any(|&u| p.units[u].nodes.contains(&n)) {
+                seen.insert(n, inspect(&pods_on, &a.evicted, n));
+            } else {
+                seen.remove(&n);
+            }
+        }
+        let mut failing: Vec<usize> = Vec::new();
+        let mut witnessed: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        let mut broken_node = None;
+        for (&n, r) in &seen {
+            match r {
+                None => broken_node = broken_node.or(Some(n)),
+                Some((unw, multi)) => {
+                    failing.extend(unw.iter().copied());
+                    witnessed.extend(multi.iter().copied());
+                }
+            }
+        }
+        for &u in &a.evicted {
+            let own_placed = cycle.victims[u].pending_group.is_some_and(|g| a.is_placed(g));
+            if (p.units[u].multi && !witnessed.contains(&u)) || own_placed {
+                failing.push(u);
+            }
+        }
+        let unplace = |g: GroupId,
+                       a: &mut Assignment,
+                       pods_on: &mut BTreeMap<NodeId, BTreeMap<usize, i64>>,
+                       dirty: &mut std::collections::BTreeSet<NodeId>| {
+            for q in std::mem::take(&mut a.pods[g]) {
+                if let Some(&tc) = tc_of.get(&q.task) {
+                    *pods_on.entry(q.node).or_default().entry(tc).or_default() -= 1;
+                }
+                dirty.insert(q.node);
+            }
+            a.domain[g] = None;
+        };
+        if let Some(n) = broken_node {
+            // Pods over capacity (not expected from a baseline): the lowest group there goes.
+            let g = lowest(&mut groups_on.get(&n).into_iter().flatten().copied().filter(|&g| a.is_placed(g)));
+            match g {
+                Some(g) => {
+                    unplace(g, &mut a, &mut pods_on, &mut dirty);
+                    continue;
+                }
+                None => break,
+            }
+        }
+        failing.sort_unstable();
+        failing.dedup();
+        let Some(&u) = failing.first() else { break };
+        let unit_nodes = p.units[u].nodes.clone();
+        a.evicted.retain(|&x| x != u);
+        let fits = unit_nodes.iter().all(|&n| inspect(&pods_on, &a.evicted, n).is_some());
+        dirty.extend(unit_nodes.iter().copied());
+        if fits {
+            continue;
+        }
+        a.evicted.push(u);
+        a.evicted.sort_unstable();
+        let on: Vec<GroupId> =
+            unit_nodes.iter().flat_map(|n| groups_on.get(n).into_iter().flatten().copied()).filter(|&g| a.is_placed(g)).collect();
+        let victim = lowest(&mut on.iter().copied().filter(|&g| !cycle.may_preempt(g, u))).or_else(|| lowest(&mut on.iter().copied()));
+        match victim {
+            Some(g) => unplace(g, &mut a, &mut pods_on, &mut dirty),
+            None => break,
+        }
+    }
+    a
+}
+
+/// The column values of an assignment (its node patterns added as columns), or `None`
+/// if some node's pattern is not valid in the master (rule 6 read per node) or a group's
+/// pods do not match its class rows.
+fn to_columns(p: &Problem, m: &mut Master, a: &Assignment) -> Option<Vec<f64>> {
+    let cycle = p.cycle;
+    let inst = cycle.inst;
+    // Per node: pods per task class, evicted units.
+    let mut per_node: BTreeMap<NodeId, BTreeMap<usize, i64>> = BTreeMap::new();
+    let mut tc_of: BTreeMap<TaskId, usize> = BTreeMap::new();
+    for (tc, t) in p.tasks.iter().enumerate() {
+        for &task in &t.tasks {
+            tc_of.insert(task, tc);
+        }
+    }
+    for &g in &cycle.pending {
+        for pod in &a.pods[g] {
+            let tc = *tc_of.get(&pod.task)?;
+            *per_node.entry(pod.node).or_default().entry(tc).or_default() += 1;
+        }
+    }
+    let mut evict_on: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
+    for &u in &a.evicted {
+        for &n in &p.units[u].nodes {
+            evict_on.entry(n).or_default().push(u);
+        }
+    }
+    let mut node_class = vec![usize::MAX; inst.nodes.len()];
+    for (k, nc) in p.nodes.iter().enumerate() {
+        for &n in &nc.nodes {
+            node_class[n] = k;
+        }
+    }
+    let mut counts: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut used_nodes: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut nodes: Vec<NodeId> = per_node.keys().chain(evict_on.keys()).copied().collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    for n in nodes {
+        let k = node_class[n];
+        if k == usize::MAX {
+            return None;
+        }
+        let mut evict = evict_on.get(&n).cloned().unwrap_or_default();
+        evict.sort_unstable();
+        let pat = Pattern {
+            pods: per_node.get(&n).map(|m| m.iter().map(|(&tc, &c)| (tc, c)).collect()).unwrap_or_default(),
+            evict,
+            witness: Vec::new(),
+        };
+        let wit = pricing::check(&m.ctxs[k], &pat)?;
+        let pat = Pattern { witness: wit, ..pat };
+        let col = m.add_pattern(k, pat);
+        *counts.entry(col).or_default() += 1.0;
+        *used_nodes.entry(k).or_default() += 1;
+    }
+    let mut x = vec![0.0; m.cols.len()];
+    for (col, c) in counts {
+        x[col] = c;
+    }
+    // Empty patterns fill each class's count.
+    for (j, col) in m.cols.iter().enumerate() {
+        if let ColKind::Pattern(k, i) = col.kind {
+            if m.patterns[i].1.pods.is_empty() && m.patterns[i].1.evict.is_empty() {
+                x[j] = (p.nodes[k].nodes.len() - used_nodes.get(&k).copied().unwrap_or(0)) as f64;
+            }
+        }
+    }
+    for (j, col) in m.cols.iter().enumerate() {
+        match col.kind {
+            ColKind::Y(c) => x[j] = p.groups[c].members.iter().filter(|&&g| a.is_placed(g)).count() as f64,
+            ColKind::D(c, v) => x[j] = p.groups[c].members.iter().filter(|&&g| a.is_placed(g) && a.domain[g] == Some(v)).count() as f64,
+            ColKind::S(tc, w) => {
+                let (l, size) = p.tasks[tc].slice.expect("slice column of a sliced task");
+                let pods = p.tasks[tc]
+                    .tasks
+                    .iter()
+                    .flat_map(|&t| a.pods[inst.tasks[t].group].iter().filter(move |q| q.task == t))
+                    .filter(|q| cycle.domain_of[l][q.node] == Some(w))
+                    .count() as i64;
+                x[j] = (pods / size) as f64;
+            }
+            ColKind::E(u) => x[j] = if a.evicted.contains(&u) { 1.0 } else { 0.0 },
+            ColKind::Pattern(..) => {}
+        }
+    }
+    m.feasible(&x).then_some(x)
+}
+
+/// The assignment of integer column values `x`: patterns onto the nodes of their class,
+/// devices packed per node, pods of a class's task shared out among the placed members
+/// (round robin, continuing across tasks: models/decomposition.md §2.1).
+fn decode(p: &Problem, m: &Master, x: &[f64]) -> Assignment {
+    let cycle = p.cycle;
+    let inst = cycle.inst;
+    let mut a = Assignment::empty(inst);
+    // Pods per task class: (node, devices).
+    let mut pods_of: Vec<Vec<(NodeId, DeviceIds)>> = vec![Vec::new(); p.tasks.len()];
+    let mut next_node: Vec<usize> = vec![0; p.nodes.len()];
+    let mut evicted: Vec<usize> = Vec::new();
+    for (j, col) in m.cols.iter().enumerate() {
+        let count = x.get(j).copied().unwrap_or(0.0).round() as usize;
+        if count == 0 {
+            continue;
+        }
+        match col.kind {
+            ColKind::Pattern(k, i) => {
+                let pat = &m.patterns[i].1;
+                for _ in 0..count {
+                    let n = p.nodes[k].nodes[next_node[k]];
+                    next_node[k] += 1;
+                    evicted.extend(pat.evict.iter().copied());
+                    place_on_node(p, n, pat, &mut pods_of);
+                }
+            }
+            ColKind::E(u) => evicted.push(u),
+            _ => {}
+        }
+    }
+    evicted.sort_unstable();
+    evicted.dedup();
+    a.evicted = evicted;
+    for (c, gc) in p.groups.iter().enumerate() {
+        let y = x[m.y_col[c]].round() as usize;
+        if y == 0 {
+            continue;
+        }
+        // (domain, members) blocks: one block without a required level.
+        let mut blocks: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+        if gc.required.is_some() {
+            let mut member = 0;
+            for (j, col) in m.cols.iter().enumerate() {
+                if let ColKind::D(cc, v) = col.kind {
+                    let d = x[j].round() as usize;
+                    if cc == c && d > 0 {
+                        blocks.push((Some(v), (member..member + d).collect()));
+                        member += d;
+                    }
+                }
+            }
+        } else {
+            blocks.push((None, (0..y).collect()));
+        }
+        for (dom, members) in blocks {
+            let nm = members.len();
+            let mut next = 0usize;
+            for &tc in &gc.tasks {
+                let l = gc.required;
+                let pods: Vec<&(NodeId, DeviceIds)> =
+                    pods_of[tc].iter().filter(|(n, _)| dom.is_none() || l.and_then(|l| cycle.domain_of[l][*n]) == dom).collect();
+                let total = pods.len();
+                let base = total / nm;
+                let rem = total % nm;
+                let mut share = vec![base; nm];
+                for i in 0..rem {
+                    share[(next + i) % nm] += 1;
+                }
+                next = (next + rem) % nm;
+                let mut it = pods.into_iter();
+                for (i, &mi) in members.iter().enumerate() {
+                    let g = gc.members[mi];
+                    let task = p.tasks[tc].tasks[mi];
+                    for _ in 0..share[i] {
+                        let (n, dev) = it.next().expect("shares add up to the pods");
+                        a.pods[g].push(NewPod { task, node: *n, devices: dev.clone() });
+                    }
+                    if dom.is_some() {
+                        a.domain[g] = dom;
+                    }
+                }
+            }
+        }
+    }
+    a
+}
+
+/// Pods of pattern `pat` on node `n`, with devices packed after its evictions.
+fn place_on_node(p: &Problem, n: NodeId, pat: &Pattern, pods_of: &mut [Vec<(NodeId, DeviceIds)>]) {
+    let cycle = p.cycle;
+    let inst = cycle.inst;
+    let mut per_pod: Vec<(usize, DeviceIds)> = Vec::new();
+    for &(tc, c) in &pat.pods {
+        for _ in 0..c {
+            per_pod.push((tc, DeviceIds::new()));
+        }
+    }
+    for (si, &r) in cycle.shared_ids.iter().enumerate() {
+        let mut free = cycle.nodes[n].devices[si].clone();
+        for &u in &pat.evict {
+            for &q in &cycle.victims[u].pods {
+                let pod = &inst.pods[q];
+                if pod.node == n {
+                    if let Some(ids) = pod.devices.get(&r) {
+                        for &d in ids {
+                            free[d] += if pod.requests[r] >= 1000 { 1000 } else { pod.requests[r] };
+                        }
+                    }
+                }
+            }
+        }
+        let mut fracs = Vec::new();
+        let mut frac_of = Vec::new();
+        let mut whole = 0usize;
+        for (i, (tc, _)) in per_pod.iter().enumerate() {
+            let q = p.tasks[*tc].req[r];
+            if q >= 1000 {
+                whole += (q / 1000) as usize;
+            } else if q > 0 {
+                fracs.push(q);
+                frac_of.push(i);
+            }
+        }
+        if fracs.is_empty() && whole == 0 {
+            continue;
+        }
+        let mut b = 1_000_000u64;
+        let Packing::Fits(choice, taken) = pack(&free, &fracs, whole, &mut b) else {
+            // The pattern was checked with the same packing: cannot happen; leave the pod
+            // without devices so that the validator, not a panic, reports it.
+            continue;
+        };
+        for (k, &i) in frac_of.iter().enumerate() {
+            per_pod[i].1.insert(r, vec![choice[k]]);
+        }
+        let mut taken = taken.into_iter();
+        for (tc, ids) in per_pod.iter_mut() {
+            let q = p.tasks[*tc].req[r];
+            if q >= 1000 {
+                let list: Vec<usize> = (&mut taken).take((q / 1000) as usize).collect();
+                ids.insert(r, list);
+            }
+        }
+    }
+    for (tc, ids) in per_pod {
+        pods_of[tc].push((n, ids));
+    }
+}
+
+/// Rule 6 as `shared/spec/semantics.md` states it, checked on an assignment: every
+/// evicted unit is needed by the groups allowed to evict it (with the unit restored and
+/// the new pods of the other groups set aside, some node of the unit breaks capacity or
+/// a device, read with the assignment's device ids). One message per violation.
+fn rule6_violations(cycle: &Cycle, a: &Assignment) -> Vec<String> {
+    let inst = cycle.inst;
+    let nres = inst.resources.len();
+    let pods_r = inst.resource_id(PODS);
+    let mut out = Vec::new();
+    let evicted_pods: std::collections::BTreeSet<PodId> = a.evicted.iter().flat_map(|&u| cycle.victims[u].pods.iter().copied()).collect();
+    for &u in &a.evicted {
+        let unit = &cycle.victims[u];
+        if let Some(g) = unit.pending_group {
+            if a.is_placed(g) {
+                out.push(format!("unit of {} evicted while its group is placed", inst.pods[unit.pods[0]].name));
+                continue;
+            }
+        }
+        let nodes: std::collections::BTreeSet<NodeId> = unit.pods.iter().map(|&q| inst.pods[q].node).collect();
+        let mut needed = false;
+        for &n in &nodes {
+            let node = &inst.nodes[n];
+            let mut used = vec![0i128; nres];
+            let mut dev: BTreeMap<(ResourceId, usize), (i128, usize, bool)> = BTreeMap::new();
+            let mut add_dev = |r: ResourceId, d: usize, req: i64| {
+                let e = dev.entry((r, d)).or_insert((0, 0, false));
+                e.0 += req.min(1000) as i128;
+                e.1 += 1;
+                e.2 |= req >= 1000;
+            };
+            for (q, pod) in inst.pods.iter().enumerate() {
+                if pod.node != n || (evicted_pods.contains(&q) && !unit.pods.contains(&q)) {
+                    continue;
+                }
+                for r in 0..nres {
+                    used[r] += pod.requests[r] as i128;
+                }
+                for (&r, ids) in &pod.devices {
+                    for &d in ids {
+                        add_dev(r, d, pod.requests[r]);
+                    }
+                }
+            }
+            for &g in &cycle.pending {
+                if !a.is_placed(g) || !cycle.may_preempt(g, u) {
+                    continue;
+                }
+                for np in a.pods[g].iter().filter(|np| np.node == n) {
+                    let req = &inst.tasks[np.task].requests;
+                    for r in 0..nres {
+                        used[r] += req[r] as i128;
+                    }
+                    for (&r, ids) in &np.devices {
+                        for &d in ids {
+                            add_dev(r, d, req[r]);
+                        }
+                    }
+                }
+            }
+            let cap =
+                (0..nres).any(|r| !inst.shared[r] && (Some(r) != pods_r || node.limits_pods) && used[r] > node.allocatable[r] as i128);
+            let devb = dev.values().any(|&(m, k, whole)| m > 1000 || (whole && k > 1));
+            if cap || devb {
+                needed = true;
+                break;
+            }
+        }
+        if !needed {
+            out.push(format!("eviction of {} is not needed by the groups allowed to evict it", inst.pods[unit.pods[0]].name));
+        }
+    }
+    out
+}

@@ -1,0 +1,912 @@
+//! Pricing one node class: the most profitable *pattern* (new pods per task class, and
+//! the victim units evicted there) under the master's duals, by branch and bound.
+//!
+//! A pattern is valid on its node when (§3.2 of `models/decomposition.md`):
+//! - rules 1 and 3 hold with its evictions: plain requests within the free capacity plus
+//!   what the evicted units free, the device users packed exactly ([`super::devices`]);
+//! - rule 6 holds for every evicted unit whose pods all sit on this node: with the unit
+//!   restored and the pods of the task classes that may not evict it set aside, the pods
+//!   that may evict it no longer fit (capacity, or no packing on the devices at all). For a
+//!   unit on several nodes the same test only says whether this node *witnesses* it; the
+//!   master asks for one witness.
+//!
+//! Task classes with the same requests, slice step and eviction rights are one *type*:
+//! `n` pods of a type are worth the `n` best pods of its members (each member up to its
+//! own bound), a concave function, so the search branches over types, not task classes
+//! (openb-1024: about 1,100 task classes, 95 shapes).
+//!
+//! The search returns the best patterns found and an upper bound on the best profit over
+//! all valid patterns: exact when it ends by itself, else the largest bound of the
+//! subtrees the work cap left open. A subtree's bound relaxes rule 6, and is the least,
+//! over the dimensions (each plain resource, each device resource's total share and its
+//! free whole devices), of the fractional knapsack in that dimension alone.
+
+use super::devices::{pack, Packing};
+use super::problem::Problem;
+use crate::engine::cycle::UNLIMITED;
+use crate::model::ResourceId;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// A node class's static pricing data (built once per solve).
+pub struct NodeCtx {
+    /// Plain resources with a limit that some item or unit uses.
+    dims: Vec<ResourceId>,
+    cap: Vec<i64>,
+    devs: Vec<Vec<i64>>,
+    pub items: Vec<ItemCtx>,
+    types: Vec<TypeCtx>,
+    pub units: Vec<UnitCtx>,
+    /// Plain capacity and total device share with every unit here evicted (the
+    /// surrogate dimension's scale).
+    reach: Vec<i64>,
+    reach_share: Vec<i64>,
+}
+
+pub struct ItemCtx {
+    pub tc: usize,
+    ty: usize,
+    /// Most pods of this task class on one node of the class.
+    ub: i64,
+}
+
+struct TypeCtx {
+    q: Vec<i64>,
+    /// Per device resource: milli per pod (0: none; >= 1000: whole devices x 1000).
+    dq: Vec<i64>,
+    step: i64,
+    /// Most pods of the type on one node (capacity with every unit here evicted).
+    ub: i64,
+    /// Bit j: its groups may evict unit `units[j]`.
+    allowed: u128,
+    members: Vec<usize>,
+}
+
+pub struct UnitCtx {
+    pub u: usize,
+    pub multi: bool,
+    s: Vec<i64>,
+    /// Per device resource: (device, milli freed).
+    ds: Vec<Vec<(usize, i64)>>,
+    /// Some item may evict it (else a single-node unit is never evicted here).
+    evictable: bool,
+}
+
+/// Most victim units on one node the engine handles (a bit mask).
+pub const MAX_UNITS: usize = 128;
+
+impl NodeCtx {
+    pub fn new(p: &Problem, k: usize) -> NodeCtx {
+        let cycle = p.cycle;
+        let inst = cycle.inst;
+        let nc = &p.nodes[k];
+        let n = nc.nodes[0];
+        let nres = inst.resources.len();
+        let mut used = vec![false; nres];
+        for &tc in &nc.tasks {
+            for (r, &q) in p.tasks[tc].req.iter().enumerate() {
+                used[r] |= q > 0;
+            }
+        }
+        let unit_pods: Vec<Vec<usize>> =
+            nc.units.iter().map(|&u| cycle.victims[u].pods.iter().copied().filter(|&q| inst.pods[q].node == n).collect()).collect();
+        for pods in &unit_pods {
+            for &q in pods {
+                for (r, &v) in inst.pods[q].requests.iter().enumerate() {
+                    used[r] |= v > 0;
+                }
+            }
+        }
+        let dims: Vec<ResourceId> = (0..nres).filter(|&r| used[r] && !inst.shared[r] && nc.free[r] < UNLIMITED / 2).collect();
+        let dev_res: Vec<(usize, ResourceId)> =
+            cycle.shared_ids.iter().enumerate().filter(|&(_, &r)| used[r]).map(|(si, &r)| (si, r)).collect();
+        let cap: Vec<i64> = dims.iter().map(|&r| nc.free[r]).collect();
+        let devs: Vec<Vec<i64>> = dev_res.iter().map(|&(si, _)| nc.devices[si].clone()).collect();
+        let units: Vec<UnitCtx> = nc
+            .units
+            .iter()
+            .zip(&unit_pods)
+            .map(|(&u, pods)| {
+                let mut s = vec![0; dims.len()];
+                let mut ds = vec![Vec::new(); dev_res.len()];
+                for &q in pods {
+                    let pod = &inst.pods[q];
+                    for (i, &r) in dims.iter().enumerate() {
+                        s[i] += pod.requests[r];
+                    }
+                    for (j, &(_, r)) in dev_res.iter().enumerate() {
+                        if let Some(ids) = pod.devices.get(&r) {
+                            for &d in ids {
+                                ds[j].push((d, if pod.requests[r] >= 1000 { 1000 } else { pod.requests[r] }));
+                            }
+                        }
+                    }
+                }
+                let evictable = nc.tasks.iter().any(|&tc| p.may_evict(tc, u));
+                UnitCtx { u, multi: p.units[u].multi, s, ds, evictable }
+            })
+            .collect();
+        // Capacity with every unit here evicted: the most any item can use.
+        let mut reach = cap.clone();
+        let mut reach_dev = devs.clone();
+        for un in &units {
+            for (i, v) in un.s.iter().enumerate() {
+                reach[i] += v;
+            }
+            for (j, list) in un.ds.iter().enumerate() {
+                for &(d, m) in list {
+                    reach_dev[j][d] += m;
+                }
+            }
+        }
+        let mut items = Vec::new();
+        let mut types: Vec<TypeCtx> = Vec::new();
+        let mut type_of: HashMap<(Vec<i64>, Vec<i64>, i64, u128), usize> = HashMap::new();
+        for &tc in &nc.tasks {
+            let t = &p.tasks[tc];
+            let q: Vec<i64> = dims.iter().map(|&r| t.req[r]).collect();
+            let dq: Vec<i64> = dev_res.iter().map(|&(_, r)| t.req[r]).collect();
+            let mut cap_ub = i64::MAX;
+            for (i, &v) in q.iter().enumerate() {
+                if v > 0 {
+                    cap_ub = cap_ub.min(reach[i].max(0) / v);
+                }
+            }
+            for (j, &v) in dq.iter().enumerate() {
+                if v >= 1000 {
+                    cap_ub = cap_ub.min(reach_dev[j].iter().filter(|&&f| f >= 1000).count() as i64 / (v / 1000));
+                } else if v > 0 {
+                    cap_ub = cap_ub.min(reach_dev[j].iter().map(|&f| f.max(0) / v).sum());
+                }
+            }
+            let class_size = p.groups[t.class].members.len() as i64;
+            let mut ub = cap_ub.min(t.count * class_size);
+            ub -= ub % t.step;
+            if ub <= 0 {
+                continue;
+            }
+            let mut allowed = 0u128;
+            for (j, un) in units.iter().enumerate() {
+                if p.may_evict(tc, un.u) {
+                    allowed |= 1 << j;
+                }
+            }
+            let key = (q.clone(), dq.clone(), t.step, allowed);
+            let ty = *type_of.entry(key).or_insert_with(|| {
+                let mut cub = cap_ub;
+                cub -= cub % t.step;
+                types.push(TypeCtx { q, dq, step: t.step, ub: cub, allowed, members: Vec::new() });
+                types.len() - 1
+            });
+            types[ty].members.push(items.len());
+            items.push(ItemCtx { tc, ty, ub });
+        }
+        let reach_share = reach_dev.iter().map(|f| f.iter().map(|&x| x.max(0)).sum()).collect();
+        NodeCtx { dims, cap, devs, items, types, units, reach, reach_share }
+    }
+}
+
+/// A pattern: new pods per task class (ascending, counts > 0), evicted units (victim
+/// unit ids, ascending) and the units on several nodes it witnesses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pattern {
+    pub pods: Vec<(usize, i64)>,
+    pub evict: Vec<usize>,
+    pub witness: Vec<usize>,
+}
+
+pub struct Priced {
+    /// The best patterns found, best first, each with its profit (duals applied, the
+    /// convexity row's excluded).
+    pub patterns: Vec<(Pattern, f64)>,
+    /// No valid pattern has a larger profit.
+    pub ub: f64,
+    /// The search ended by itself (`ub` is the best profit, or the floor).
+    pub exact: bool,
+    /// Search steps used.
+    pub work: u64,
+}
+
+/// Prices node class `ctx` with item values `values` (per `ctx.items`; `-inf`: the item
+/// may not be used), unit values (per `ctx.units`: objective and duals of the rows an
+/// evicted unit enters) and witness bonuses (per `ctx.units`, for units on several
+/// nodes). Patterns with profit at most `floor` are not reported, and `floor` is also a
+/// valid answer for the bound (it is at least the empty pattern's profit, 0). `rules`
+/// are branching decisions: units that every pattern must evict, units none may evict
+/// (bit masks over `ctx.units`).
+#[allow(clippy::too_many_arguments)]
+pub fn price(
+    ctx: &NodeCtx,
+    values: &[f64],
+    unit_values: &[f64],
+    bonus: &[f64],
+    floor: f64,
+    budget: u64,
+    keep: usize,
+    deadline: Instant,
+    rules: (u128, u128),
+) -> Priced {
+    let mut s = Search::new(ctx, values, unit_values, bonus, floor, if Instant::now() >= deadline { 0 } else { budget }, keep);
+    s.deadline = Some(deadline);
+    s.rules = rules;
+    s.units(0, 0u128, 0.0);
+    let exact = s.open_ub == f64::NEG_INFINITY;
+    let ub = s.best.max(s.open_ub).max(floor);
+    let mut patterns = std::mem::take(&mut s.found);
+    patterns.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.0.cmp(&b.0)));
+    patterns.dedup_by(|a, b| a.0 == b.0);
+    patterns.truncate(keep);
+    Priced { patterns, ub, exact, work: budget.saturating_sub(s.budget) }
+}
+
+/// Whether `pattern` is valid on node class `ctx` (capacity, devices, rule 6 for its
+/// single-node units) and which of its units on several nodes it witnesses; `None` if
+/// invalid. For patterns that did not come from the search (the warm start's).
+pub fn check(ctx: &NodeCtx, pattern: &Pattern) -> Option<Vec<usize>> {
+    match inspect(ctx, pattern)? {
+        (unwitnessed, multi) if unwitnessed.is_empty() => Some(multi),
+        _ => None,
+    }
+}
+
+/// For a pattern whose pods fit (capacity and devices with its evictions; else `None`):
+/// its single-node units that rule 6 does not witness here, and its units on several
+/// nodes that it does witness.
+pub fn inspect(ctx: &NodeCtx, pattern: &Pattern) -> Option<(Vec<usize>, Vec<usize>)> {
+    let values = vec![0.0; ctx.items.len()];
+    let zeros = vec![0.0; ctx.units.len()];
+    let mut s = Search::new(ctx, &values, &zeros, &zeros, 0.0, 1_000_000, 1);
+    let mut counts = vec![0i64; ctx.types.len()];
+    for &(tc, c) in &pattern.pods {
+        let i = ctx.items.iter().position(|it| it.tc == tc)?;
+        if c < 0 || c > ctx.items[i].ub {
+            return None;
+        }
+        counts[ctx.items[i].ty] += c;
+    }
+    let mut mask = 0u128;
+    for &u in &pattern.evict {
+        let j = ctx.units.iter().position(|un| un.u == u)?;
+        mask |= 1 << j;
+    }
+    let cap = s.cap_of(mask);
+    for (ty, &c) in counts.iter().enumerate() {
+        if c % ctx.types[ty].step != 0 {
+            return None;
+        }
+    }
+    for (d, &room) in cap.iter().enumerate() {
+        let load: i64 = counts.iter().enumerate().map(|(ty, &c)| ctx.types[ty].q[d] * c).sum();
+        if load > room {
+            return None;
+        }
+    }
+    if !s.devices_fit(mask, &counts, None, false) {
+        return None;
+    }
+    let mut unwitnessed = Vec::new();
+    let mut multi = Vec::new();
+    // Per unit: witnessed with every other evicted unit still evicted.
+    for (j, un) in ctx.units.iter().enumerate() {
+        if mask >> j & 1 == 0 {
+            continue;
+        }
+        if s.witnessed(mask, j, &counts) {
+            if un.multi {
+                multi.push(un.u);
+            }
+        } else if !un.multi {
+            unwitnessed.push(un.u);
+        }
+    }
+    multi.sort_unstable();
+    unwitnessed.sort_unstable();
+    Some((unwitnessed, multi))
+}
+
+struct Search<'x> {
+    ctx: &'x NodeCtx,
+    values: &'x [f64],
+    unit_values: &'x [f64],
+    bonus: &'x [f64],
+    best: f64,
+    open_ub: f64,
+    budget: u64,
+    keep: usize,
+    found: Vec<(Pattern, f64)>,
+    /// Per type: its members' usable pods, best value first (value, pods).
+    pieces: Vec<Vec<(f64, i64)>>,
+    /// Per type: the value of its best `n` pods, `n` = 0..=most.
+    gain: Vec<Vec<f64>>,
+    /// Types with a positive best pod, best value per size first.
+    positive: Vec<usize>,
+    /// Per dimension (plain dims, then per device resource: share, whole devices): the
+    /// positive (type, piece) pairs by value per unit of the dimension, best first.
+    by_dim: Vec<Vec<(usize, usize)>>,
+    /// (mask, device resource and (type, pods) pairs, unknown answer) -> fits.
+    pack_cache: HashMap<(u128, Vec<i64>, u8), bool>,
+    /// Current pods per type.
+    counts: Vec<i64>,
+    /// Per type: its position in the current search order (`usize::MAX`: not in it).
+    pos: Vec<usize>,
+    /// Scratch: per type, pods taken by the bound.
+    taken: Vec<i64>,
+    /// The bound's dimension that last pruned.
+    last_dim: usize,
+    /// Branching: units every pattern evicts, units none evicts.
+    rules: (u128, u128),
+    deadline: Option<Instant>,
+}
+
+const EPS: f64 = 1e-9;
+
+impl<'x> Search<'x> {
+    fn new(
+        ctx: &'x NodeCtx,
+        values: &'x [f64],
+        unit_values: &'x [f64],
+        bonus: &'x [f64],
+        floor: f64,
+        budget: u64,
+        keep: usize,
+    ) -> Search<'x> {
+        let nt = ctx.types.len();
+        let mut pieces: Vec<Vec<(f64, i64)>> = vec![Vec::new(); nt];
+        for (i, it) in ctx.items.iter().enumerate() {
+            if values[i] > f64::NEG_INFINITY {
+                pieces[it.ty].push((values[i], it.ub));
+            }
+        }
+        let mut gain = Vec::with_capacity(nt);
+        for (ty, ps) in pieces.iter_mut().enumerate() {
+            ps.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+            let most = ps.iter().map(|p| p.1).sum::<i64>().min(ctx.types[ty].ub);
+            let mut g = Vec::with_capacity(most as usize + 1);
+            g.push(0.0);
+            let mut acc = 0.0;
+            'outer: for &(v, n) in ps.iter() {
+                for _ in 0..n {
+                    if g.len() as i64 > most {
+                        break 'outer;
+                    }
+                    acc += v;
+                    g.push(acc);
+                }
+            }
+            gain.push(g);
+        }
+        let size = |ty: usize| -> f64 {
+            let t = &ctx.types[ty];
+            let mut s = 0.0;
+            for (d, &q) in t.q.iter().enumerate() {
+                s += q as f64 / ctx.cap[d].max(1) as f64;
+            }
+            for (j, &q) in t.dq.iter().enumerate() {
+                let tot: i64 = ctx.devs[j].iter().sum::<i64>().max(1000);
+                s += q as f64 / tot as f64;
+            }
+            s.max(1e-9)
+        };
+        let mut positive: Vec<usize> = (0..nt).filter(|&ty| pieces[ty].first().is_some_and(|p| p.0 > EPS)).collect();
+        positive.sort_by(|&a, &b| {
+            (pieces[b][0].0 / size(b)).partial_cmp(&(pieces[a][0].0 / size(a))).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+        });
+        let ndims = ctx.dims.len() + 2 * ctx.devs.len() + 1;
+        let mut by_dim = Vec::with_capacity(ndims);
+        for d in 0..ndims {
+            let mut list: Vec<(usize, usize)> = Vec::new();
+            for &ty in &positive {
+                for (k, p) in pieces[ty].iter().enumerate() {
+                    if p.0 > EPS {
+                        list.push((ty, k));
+                    }
+                }
+            }
+            let ratio = |&(ty, k): &(usize, usize)| -> f64 {
+                let w = weight(ctx, ty, d);
+                if w > 0.0 {
+                    pieces[ty][k].0 / w
+                } else {
+                    f64::INFINITY
+                }
+            };
+            list.sort_by(|a, b| ratio(b).partial_cmp(&ratio(a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(b)));
+            by_dim.push(list);
+        }
+        Search {
+            ctx,
+            values,
+            unit_values,
+            bonus,
+            best: floor.max(0.0),
+            open_ub: f64::NEG_INFINITY,
+            budget,
+            keep,
+            found: Vec::new(),
+            pieces,
+            gain,
+            positive,
+            by_dim,
+            pack_cache: HashMap::new(),
+            counts: vec![0; nt],
+            pos: vec![usize::MAX; nt],
+            taken: vec![0; nt],
+            last_dim: 0,
+            rules: (0, 0),
+            deadline: None,
+        }
+    }
+
+    /// Takes one step of the work budget; false when none is left (or the deadline passed).
+    fn step(&mut self) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget -= 1;
+        if self.budget.is_multiple_of(128) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.budget = 0;
+        }
+        true
+    }
+
+    /// Plain capacity with the units of `mask` evicted.
+    fn cap_of(&self, mask: u128) -> Vec<i64> {
+        let mut cap = self.ctx.cap.clone();
+        for (j, un) in self.ctx.units.iter().enumerate() {
+            if mask >> j & 1 == 1 {
+                for (d, v) in un.s.iter().enumerate() {
+                    cap[d] += v;
+                }
+            }
+        }
+        cap
+    }
+
+    fn dev_free(&self, mask: u128, j: usize) -> Vec<i64> {
+        let mut f = self.ctx.devs[j].clone();
+        for (u, un) in self.ctx.units.iter().enumerate() {
+            if mask >> u & 1 == 1 {
+                for &(d, m) in &un.ds[j] {
+                    f[d] += m;
+                }
+            }
+        }
+        f
+    }
+
+    /// Whether the pods `counts` of the types selected by `which` (all: `None`) pack on the
+    /// devices with the units of `mask` evicted; `unknown` is the answer when the packing
+    /// search is cut.
+    fn devices_fit(&mut self, mask: u128, counts: &[i64], which: Option<&[bool]>, unknown: bool) -> bool {
+        let ctx = self.ctx;
+        for j in 0..ctx.devs.len() {
+            let mut fracs = Vec::new();
+            let mut whole = 0usize;
+            let mut key = vec![j as i64];
+            for (ty, t) in ctx.types.iter().enumerate() {
+                let on = which.is_none_or(|w| w[ty]);
+                if !on || counts[ty] == 0 || t.dq[j] == 0 {
+                    continue;
+                }
+                key.push(ty as i64);
+                key.push(counts[ty]);
+                if t.dq[j] >= 1000 {
+                    whole += (t.dq[j] / 1000 * counts[ty]) as usize;
+                } else {
+                    fracs.extend(std::iter::repeat_n(t.dq[j], counts[ty] as usize));
+                }
+            }
+            if fracs.is_empty() && whole == 0 {
+                continue;
+            }
+            // Quick answers first: whole devices by count, shares by total, then largest
+            // first best fit (a fit found is a fit; only a failure needs the exact search).
+            let free = self.dev_free(mask, j);
+            let full = free.iter().filter(|&&f| f >= 1000).count();
+            if whole > full {
+                return false;
+            }
+            if fracs.is_empty() {
+                continue;
+            }
+            let mut residual: Vec<i64> = free.iter().map(|&f| f.max(0)).collect();
+            let mut left = whole;
+            for d in (0..residual.len()).rev() {
+                if left > 0 && residual[d] >= 1000 {
+                    residual[d] = 0;
+                    left -= 1;
+                }
+            }
+            if fracs.iter().sum::<i64>() > residual.iter().sum::<i64>() {
+                return false;
+            }
+            fracs.sort_unstable_by(|a, b| b.cmp(a));
+            let greedy = fracs.iter().all(|&q| {
+                let best = (0..residual.len()).filter(|&d| residual[d] >= q).min_by_key(|&d| (residual[d], d));
+                match best {
+                    Some(d) => {
+                        residual[d] -= q;
+                        true
+                    }
+                    None => false,
+                }
+            });
+            if greedy {
+                continue;
+            }
+            let ck = (mask, key, if unknown { 1 } else { 0 });
+            if let Some(&f) = self.pack_cache.get(&ck) {
+                if !f {
+                    return false;
+                }
+                continue;
+            }
+            let mut b = 20_000u64;
+            let fits = match pack(&free, &fracs, whole, &mut b) {
+                Packing::Fits(..) => true,
+                Packing::NoFit => false,
+                Packing::Unknown => unknown,
+            };
+            self.budget = self.budget.saturating_sub((20_000 - b) / 16);
+            self.pack_cache.insert(ck, fits);
+            if !fits {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Rule 6 for unit `j` of `mask` with pods `counts` per type: with it restored (the
+    /// other units of `mask` still evicted) the pods of the types that may evict it do not
+    /// fit, by capacity or on the devices at all.
+    fn witnessed(&mut self, mask: u128, j: usize, counts: &[i64]) -> bool {
+        let ctx = self.ctx;
+        let un = &ctx.units[j];
+        let allowed: Vec<bool> = ctx.types.iter().map(|t| t.allowed >> j & 1 == 1).collect();
+        if !(0..ctx.types.len()).any(|ty| allowed[ty] && counts[ty] > 0) {
+            return false;
+        }
+        let cap = self.cap_of(mask);
+        for (d, &room) in cap.iter().enumerate() {
+            let load: i64 = (0..ctx.types.len()).filter(|&ty| allowed[ty]).map(|ty| ctx.types[ty].q[d] * counts[ty]).sum();
+            if load > room - un.s[d] {
+                return true;
+            }
+        }
+        // Devices with the unit restored: the allowed pods must not pack at all (an
+        // unfinished packing search counts as "they pack": no witness).
+        un.ds.iter().any(|l| !l.is_empty()) && !self.devices_fit(mask & !(1 << j), counts, Some(&allowed), true)
+    }
+
+    /// Rule 6 for the single-node units of `mask` with pods `counts` per type; `Some(the
+    /// witnessed units on several nodes)` if every single-node unit is witnessed.
+    fn witnesses(&mut self, mask: u128, counts: &[i64]) -> Option<Vec<usize>> {
+        let ctx = self.ctx;
+        let mut multi = Vec::new();
+        for (j, un) in ctx.units.iter().enumerate() {
+            if mask >> j & 1 == 0 {
+                continue;
+            }
+            let wit = self.witnessed(mask, j, counts);
+            if un.multi {
+                if wit {
+                    multi.push(un.u);
+                }
+            } else if !wit {
+                return None;
+            }
+        }
+        multi.sort_unstable();
+        Some(multi)
+    }
+
+    /// Depth-first over the units: evicted or not.
+    fn units(&mut self, j: usize, mask: u128, val: f64) {
+        let ctx = self.ctx;
+        // Bound: every undecided unit evicted where that could pay (room, value, bonus).
+        let mut extra = 0.0;
+        let mut reach = mask;
+        for (jj, un) in ctx.units.iter().enumerate().skip(j) {
+            if (un.multi || un.evictable) && self.rules.1 >> jj & 1 == 0 {
+                reach |= 1 << jj;
+                let v = self.unit_values[jj] + if un.multi { self.bonus[jj].max(0.0) } else { 0.0 };
+                extra += v.max(0.0);
+            }
+        }
+        let bonus_in: f64 = ctx
+            .units
+            .iter()
+            .enumerate()
+            .take(j)
+            .filter(|(jj, un)| un.multi && mask >> jj & 1 == 1)
+            .map(|(jj, _)| self.bonus[jj].max(0.0))
+            .sum();
+        let cap = self.cap_of(reach);
+        let devs: Vec<Vec<i64>> = (0..ctx.devs.len()).map(|d| self.dev_free(reach, d)).collect();
+        self.pos.iter_mut().for_each(|p| *p = usize::MAX);
+        for (x, &ty) in self.positive.iter().enumerate() {
+            self.pos[ty] = x;
+        }
+        let need = self.best + EPS - (val + extra + bonus_in);
+        let bound = val + extra + bonus_in + self.dims_bound(0, &cap, &devs, need);
+        if bound <= self.best + EPS {
+            return;
+        }
+        if !self.step() {
+            self.open_ub = self.open_ub.max(bound);
+            return;
+        }
+        if j == ctx.units.len() {
+            // Types that may help a witness (no positive pod, but allowed to evict an
+            // evicted unit) come after the positive ones.
+            let mut order = self.positive.clone();
+            if mask != 0 {
+                for (ty, t) in ctx.types.iter().enumerate() {
+                    if !self.positive.contains(&ty) && t.allowed & mask != 0 && !self.pieces[ty].is_empty() {
+                        order.push(ty);
+                    }
+                }
+            }
+            for (x, &ty) in order.iter().enumerate() {
+                self.pos[ty] = x;
+            }
+            self.counts.iter_mut().for_each(|c| *c = 0);
+            let mut cap = self.cap_of(mask);
+            let devs: Vec<Vec<i64>> = (0..ctx.devs.len()).map(|d| self.dev_free(mask, d)).collect();
+            self.types(&order, 0, mask, val, &mut cap, &devs);
+            return;
+        }
+        let un = &ctx.units[j];
+        let (must, never) = (self.rules.0 >> j & 1 == 1, self.rules.1 >> j & 1 == 1);
+        if (un.multi || un.evictable) && !never {
+            self.units(j + 1, mask | 1 << j, val + self.unit_values[j]);
+        }
+        if !must {
+            self.units(j + 1, mask, val);
+        }
+    }
+
+    /// Depth-first over the types `order[i..]` (counts high to low) with capacity `cap`.
+    fn types(&mut self, order: &[usize], i: usize, mask: u128, val: f64, cap: &mut Vec<i64>, devs: &[Vec<i64>]) {
+        let ctx = self.ctx;
+        let bonus: f64 =
+            ctx.units.iter().enumerate().filter(|(j, un)| un.multi && mask >> j & 1 == 1).map(|(j, _)| self.bonus[j].max(0.0)).sum();
+        let need = self.best + EPS - (val + bonus);
+        let bound = val + bonus + self.dims_bound(i, cap, devs, need);
+        if bound <= self.best + EPS {
+            return;
+        }
+        if !self.step() {
+            self.open_ub = self.open_ub.max(bound);
+            return;
+        }
+        if i == order.len() {
+            self.leaf(mask, val);
+            return;
+        }
+        let ty = order[i];
+        let t = &ctx.types[ty];
+        // Most pods of this type that fit the plain capacity left.
+        let mut most = (self.gain[ty].len() as i64 - 1).max(0);
+        for (d, &q) in t.q.iter().enumerate() {
+            if q > 0 {
+                most = most.min(cap[d].max(0) / q);
+            }
+        }
+        most -= most % t.step;
+        let mut c = most;
+        loop {
+            self.counts[ty] = c;
+            let dev_ok = c == 0 || t.dq.iter().all(|&q| q == 0) || {
+                let counts = self.counts.clone();
+                self.devices_fit(mask, &counts, None, false)
+            };
+            if dev_ok {
+                for (d, &q) in t.q.iter().enumerate() {
+                    cap[d] -= q * c;
+                }
+                let v = val + self.gain[ty][c as usize];
+                self.types(order, i + 1, mask, v, cap, devs);
+                for (d, &q) in t.q.iter().enumerate() {
+                    cap[d] += q * c;
+                }
+            }
+            self.counts[ty] = 0;
+            if c == 0 {
+                break;
+            }
+            if self.budget == 0 {
+                // The smaller counts stay unexplored: this node's bound covers them.
+                self.open_ub = self.open_ub.max(bound);
+                break;
+            }
+            c -= t.step;
+        }
+    }
+
+    fn leaf(&mut self, mask: u128, val: f64) {
+        let ctx = self.ctx;
+        let counts = self.counts.clone();
+        let Some(wit) = self.witnesses(mask, &counts) else { return };
+        let w: f64 = wit.iter().map(|&u| ctx.units.iter().position(|un| un.u == u).map_or(0.0, |j| self.bonus[j])).sum();
+        let total = val + w;
+        if total <= self.best + EPS {
+            return;
+        }
+        self.best = total;
+        // Pods per task class: each type's pods to its best members first.
+        let mut pods: Vec<(usize, i64)> = Vec::new();
+        for (ty, &c) in counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let mut members: Vec<usize> = ctx.types[ty].members.iter().copied().filter(|&i| self.values[i] > f64::NEG_INFINITY).collect();
+            members.sort_by(|&a, &b| self.values[b].partial_cmp(&self.values[a]).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+            let mut left = c;
+            for i in members {
+                if left == 0 {
+                    break;
+                }
+                let take = left.min(ctx.items[i].ub);
+                if take > 0 {
+                    pods.push((ctx.items[i].tc, take));
+                    left -= take;
+                }
+            }
+        }
+        pods.sort_unstable();
+        let mut evict: Vec<usize> = ctx.units.iter().enumerate().filter(|(j, _)| mask >> j & 1 == 1).map(|(_, un)| un.u).collect();
+        evict.sort_unstable();
+        self.found.push((Pattern { pods, evict, witness: wit }, total));
+        if self.found.len() > 4 * self.keep.max(1) {
+            self.found.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+            self.found.truncate(self.keep.max(1));
+        }
+    }
+
+    /// Room of the surrogate dimension with capacity `cap` and devices `devs`, after the
+    /// device pods already chosen: the same weighted sum of the rooms.
+    fn surrogate_room(&self, cap: &[i64], devs: &[Vec<i64>]) -> f64 {
+        let ctx = self.ctx;
+        let mut r = 0.0;
+        for (i, &c) in cap.iter().enumerate() {
+            r += c.max(0) as f64 / ctx.reach[i].max(1) as f64;
+        }
+        for (j, f) in devs.iter().enumerate() {
+            let used: i64 = (0..ctx.types.len()).map(|ty| ctx.types[ty].dq[j] * self.counts[ty]).sum();
+            let share: i64 = f.iter().map(|&x| x.max(0)).sum::<i64>() - used;
+            r += share.max(0) as f64 / ctx.reach_share[j].max(1) as f64;
+        }
+        r * SURROGATE as f64
+    }
+
+    /// Upper bound on what the positive types at positions `from..` of the search order
+    /// (and not yet given pods) add with capacity `cap` and devices `devs` (less the device
+    /// pods already chosen): the least, over the dimensions, of the fractional knapsack.
+    fn dims_bound(&mut self, from: usize, cap: &[i64], devs: &[Vec<i64>], need: f64) -> f64 {
+        let ctx = self.ctx;
+        let nd = ctx.dims.len();
+        let open = |pos: &[usize], counts: &[i64], ty: usize| pos[ty] != usize::MAX && pos[ty] >= from && counts[ty] == 0;
+        let mut best = f64::INFINITY;
+        let mut any = false;
+        let nb = self.by_dim.len();
+        // The dimension that pruned last comes first: most calls end after it.
+        let first = self.last_dim;
+        // Inner nodes of the type search look at three dimensions (the one that pruned
+        // last, the surrogate, and the first device share or plain resource): fewer
+        // dimensions give a weaker but still valid bound, at a fraction of the cost.
+        let inner = from > 0;
+        let share = if ctx.devs.is_empty() { 0 } else { nd };
+        let dims: Vec<usize> = if inner {
+            let mut v = vec![first, nb - 1, share];
+            v.dedup();
+            if v.len() == 3 && v[0] == v[2] {
+                v.pop();
+            }
+            v
+        } else {
+            std::iter::once(first).chain((0..nb).filter(|&d| d != first)).collect()
+        };
+        for d in dims {
+            let room = if d == self.by_dim.len() - 1 {
+                // The surrogate: every plain dimension and device share scaled to its room
+                // at the root, summed (one constraint implied by all of them).
+                SURROGATE
+            } else if d < nd {
+                cap[d]
+            } else {
+                let j = (d - nd) / 2;
+                let f = &devs[j];
+                let used: i64 = (0..ctx.types.len())
+                    .map(|ty| {
+                        let q = ctx.types[ty].dq[j];
+                        if (d - nd).is_multiple_of(2) || q >= 1000 {
+                            q * self.counts[ty]
+                        } else {
+                            0
+                        }
+                    })
+                    .sum();
+                if (d - nd).is_multiple_of(2) {
+                    f.iter().map(|&x| x.max(0)).sum::<i64>() - used
+                } else {
+                    f.iter().filter(|&&x| x >= 1000).count() as i64 * 1000 - used
+                }
+            };
+            let mut left = if d == self.by_dim.len() - 1 { self.surrogate_room(cap, devs) } else { room as f64 };
+            let mut total = 0.0;
+            self.taken.iter_mut().for_each(|t| *t = 0);
+            for &(ty, k) in &self.by_dim[d] {
+                if !open(&self.pos, &self.counts, ty) {
+                    continue;
+                }
+                any = true;
+                let cap_left = ctx.types[ty].ub - self.taken[ty];
+                if cap_left <= 0 {
+                    continue;
+                }
+                let (v, n) = self.pieces[ty][k];
+                let n = n.min(cap_left);
+                let w = weight(ctx, ty, d);
+                if w <= 0.0 {
+                    total += v * n as f64;
+                    self.taken[ty] += n;
+                } else if left > 0.0 {
+                    let take = (n as f64).min(left / w);
+                    total += v * take;
+                    left -= take * w;
+                    self.taken[ty] += take.ceil() as i64;
+                } else {
+                    break;
+                }
+            }
+            if total < best {
+                best = total;
+            }
+            if any && best <= need {
+                self.last_dim = d;
+                return best;
+            }
+        }
+        if !any {
+            return 0.0;
+        }
+        if best.is_finite() {
+            best
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The surrogate dimension's room (its weights are scaled so that it is this much).
+const SURROGATE: i64 = 1_000_000;
+
+/// A type's use of dimension `d` (plain dims, then per device resource its share and
+/// its whole devices in milli, then the surrogate).
+fn weight(ctx: &NodeCtx, ty: usize, d: usize) -> f64 {
+    let t = &ctx.types[ty];
+    let nd = ctx.dims.len();
+    let nv = 2 * ctx.devs.len();
+    if d < nd {
+        t.q[d] as f64
+    } else if d < nd + nv {
+        let j = (d - nd) / 2;
+        let q = t.dq[j];
+        if (d - nd).is_multiple_of(2) || q >= 1000 {
+            q as f64
+        } else {
+            0.0
+        }
+    } else {
+        // Each plain dimension and device share in units of its room at the root.
+        let mut w = 0.0;
+        for (i, &q) in t.q.iter().enumerate() {
+            w += q as f64 / ctx.reach[i].max(1) as f64;
+        }
+        for (j, &q) in t.dq.iter().enumerate() {
+            w += q as f64 / ctx.reach_share[j].max(1) as f64;
+        }
+        w * SURROGATE as f64
+    }
+}
