@@ -35,7 +35,10 @@
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 
 pub mod check;
+pub mod kube;
 pub mod model;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod sim;
 pub mod tooling;
 pub mod wire;

@@ -28,6 +28,10 @@ enum Suite {
     Gap,
     /// Exact on the large topology classes, and the candidate evaluation with 1 vs 2 threads.
     Topology,
+    /// Load on `tessera serve`: --clients concurrent clients for --duration against a
+    /// loopback server, small and 256-node instances; every answer validated.
+    #[cfg(feature = "serve")]
+    Serve,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -39,8 +43,131 @@ enum CompareFormat {
     Markdown,
 }
 
+#[cfg(feature = "serve")]
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on; off loopback, TLS and client authentication are required.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    /// PEM certificate chain: serve HTTPS.
+    #[arg(long)]
+    tls_cert_file: Option<PathBuf>,
+    /// PEM private key of --tls-cert-file.
+    #[arg(long)]
+    tls_key_file: Option<PathBuf>,
+    /// PEM CA bundle: clients presenting a certificate it signed are authenticated
+    /// (what kube-scheduler's extender tlsConfig presents).
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
+    /// File holding a bearer token: clients sending `Authorization: Bearer TOKEN` are authenticated.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Largest request body, e.g. 32Mi.
+    #[arg(long, default_value = "32Mi")]
+    max_body: String,
+    /// Time limit of a solve that names none (nor its instance).
+    #[arg(long, default_value = "10s")]
+    default_time_limit: String,
+    /// Cap on any solve's time limit (larger ones are clamped).
+    #[arg(long, default_value = "60s")]
+    max_time_limit: String,
+    /// Solves running at once (default: the number of CPUs).
+    #[arg(long)]
+    max_concurrent_solves: Option<usize>,
+    /// Solves waiting for a slot; beyond it requests get 503 with Retry-After.
+    #[arg(long, default_value_t = 64)]
+    max_queued_solves: usize,
+    /// Time to receive a request's headers and body.
+    #[arg(long, default_value = "30s")]
+    read_timeout: String,
+    /// After SIGTERM, how long in-flight solves may run before they are cancelled.
+    #[arg(long, default_value = "70s")]
+    shutdown_grace: String,
+    /// Budget of one extender plan of the cluster view.
+    #[arg(long, default_value = "5s")]
+    plan_time_limit: String,
+    /// How long an extender call waits for the plan of a changed view.
+    #[arg(long, default_value = "10s")]
+    filter_wait: String,
+}
+
+#[cfg(feature = "serve")]
+fn serve(a: ServeArgs) -> Result<ExitCode, String> {
+    let dur = |flag: &str, v: &str| tessera::wire::parse_duration(v).map_err(|e| format!("--{flag}: {e}"));
+    let max_body = tessera::wire::quantity::parse(&a.max_body, tessera::wire::quantity::Scale::Base)
+        .map_err(|e| format!("--max-body: {e} {:?}", a.max_body))?;
+    let mut limits = tessera::serve::Limits {
+        max_body_bytes: usize::try_from(max_body).map_err(|_| "--max-body: too large".to_string())?,
+        default_time_limit: dur("default-time-limit", &a.default_time_limit)?,
+        max_time_limit: dur("max-time-limit", &a.max_time_limit)?,
+        max_queued_solves: a.max_queued_solves,
+        read_timeout: dur("read-timeout", &a.read_timeout)?,
+        shutdown_grace: dur("shutdown-grace", &a.shutdown_grace)?,
+        ..tessera::serve::Limits::default()
+    };
+    if let Some(n) = a.max_concurrent_solves {
+        limits.max_concurrent_solves = n;
+    }
+    let config = tessera::serve::Config {
+        listen: a.listen,
+        tls_cert: a.tls_cert_file,
+        tls_key: a.tls_key_file,
+        client_ca: a.client_ca_file,
+        token_file: a.token_file,
+        limits,
+        plan_time_limit: dur("plan-time-limit", &a.plan_time_limit)?,
+        filter_wait: dur("filter-wait", &a.filter_wait)?,
+    };
+    tessera::serve::run(config)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Subcommand)]
+enum ImportSource {
+    /// Cluster objects from `kubectl get … -o json` (or YAML): Nodes, Pods, PriorityClasses
+    /// and the group objects of every gang convention (docs/kube-import.md). Warnings (pods
+    /// made unplaceable, objects ignored) go to standard error.
+    Kube {
+        /// Files (JSON or YAML; a List or objects); `-` reads standard input.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "yaml")]
+        output: Format,
+        /// Write the instance here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the placement oracle over HTTP (`/v1/solve`, `/v1/check`, `/v1/compare`) and a
+    /// kube-scheduler extender (`/scheduler/…`), until SIGTERM or SIGINT (docs/serve.md).
+    #[cfg(feature = "serve")]
+    Serve(Box<ServeArgs>),
+    /// Build an instance from another format (`import kube FILE…`).
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
+    /// Turn a decision made on `import kube FILE…` into the Kubernetes objects that carry it
+    /// out: policy/v1 Evictions for the victims, then v1 Bindings for the placed pods, in
+    /// the order they must be applied. The decision is checked against the instance first.
+    Export {
+        /// The decision (YAML or JSON).
+        decision: PathBuf,
+        /// The same cluster files the instance was imported from.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "json")]
+        output: Format,
+        /// Write the objects here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The YuniKorn queues.yaml the decision was made with (as for solve).
+        #[arg(long)]
+        queues: Option<PathBuf>,
+    },
     /// Decide one cycle: place pending pod groups (exact by default).
     Solve {
         /// Instance file (YAML or JSON); `-` reads standard input.
@@ -170,9 +297,16 @@ enum Command {
         /// Output directory (gap suite only; required there).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Comma-separated solvers (gap suite only; default: every solver).
+        /// Comma-separated solvers (gap suite; default: every solver), or the one solver of
+        /// the serve suite's requests (default: exact).
         #[arg(long)]
         solvers: Option<String>,
+        /// How long the clients send (serve suite only).
+        #[arg(long, default_value = "60s")]
+        duration: String,
+        /// Concurrent clients (serve suite only).
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
     },
     /// Run a scenario over time: cycles every period, YuniKorn's gang lifecycle between
     /// them (format: docs/simulate.md). Prints the event log as JSON lines and then the
@@ -278,8 +412,63 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), String> {
     }
 }
 
+/// Imports cluster files (errors name the file, then the path inside it).
+fn import_kube(files: &[PathBuf]) -> Result<tessera::kube::Imported, String> {
+    let mut texts = Vec::new();
+    for f in files {
+        texts.push((f.display().to_string(), read_text(Some(f))?));
+    }
+    let sources: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    tessera::kube::import_texts(&sources).map_err(|e| e.to_string())
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve(*args),
+        Command::Import { source: ImportSource::Kube { files, output, out } } => {
+            let imported = import_kube(&files)?;
+            for w in &imported.warnings {
+                eprintln!("warning: {w}");
+            }
+            let text = match output {
+                Format::Yaml => serde_yaml_ng::to_string(&imported.instance).map_err(|e| e.to_string())?,
+                Format::Json => serde_json::to_string_pretty(&imported.instance).map_err(|e| e.to_string())? + "\n",
+            };
+            write_out(out.as_deref(), &text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export { decision, files, output, out, queues } => {
+            let imported = import_kube(&files)?;
+            let inst = match &queues {
+                None => Instance::from_doc(&imported.instance).map_err(|e| e.to_string())?,
+                Some(q) => {
+                    // As `solve --queues`: the queues.yaml's partition becomes the instance's queues.
+                    let qtext = read_text(Some(q))?;
+                    let qdoc: tessera::wire::QueuesYamlDoc =
+                        tessera::wire::from_text(&qtext).map_err(|e| format!("{}: {e}", q.display()))?;
+                    let mut doc = imported.instance.clone();
+                    tessera::model::queues::QueueTree::from_yaml_doc(&qdoc, &doc.shared_devices)
+                        .map_err(|e| format!("{}: {e}", q.display()))?;
+                    doc.queues = qdoc.partitions[0].queues.clone();
+                    Instance::from_doc(&doc).map_err(|e| format!("with {}: {e}", q.display()))?
+                }
+            };
+            let text = read_text(Some(&decision))?;
+            let d: tessera::Decision = tessera::wire::from_text(&text).map_err(|e| format!("{}: {e}", decision.display()))?;
+            let report = check::check(&inst, &d);
+            if !report.is_valid() {
+                eprint!("{}", check::render(&report));
+                return Err(format!("{} is not a valid decision for these cluster files; nothing exported", decision.display()));
+            }
+            let list = tessera::kube::export(&imported, &d).map_err(|e| format!("{}: {e}", decision.display()))?;
+            let text = match output {
+                Format::Yaml => serde_yaml_ng::to_string(&list).map_err(|e| e.to_string())?,
+                Format::Json => serde_json::to_string_pretty(&list).map_err(|e| e.to_string())? + "\n",
+            };
+            write_out(out.as_deref(), &text)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Solve { instance, output, out, time_limit, gap, work_limit, solver, list_solvers, threads, queues, progress } => {
             if list_solvers {
                 for s in SolverKind::ALL {
@@ -402,7 +591,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             simulate(&sc, &solver, &placeholders, format, time_limit.as_deref(), work_limit, threads, check, out.as_deref())
         }
-        Command::Bench { suite, classes, seeds, time_limit, out, solvers: names } => {
+        Command::Bench { suite, classes, seeds, time_limit, out, solvers: names, duration, clients } => {
+            #[cfg(feature = "serve")]
+            if let Suite::Serve = suite {
+                let b = tessera::serve::bench::LoadBench {
+                    duration: tessera::wire::parse_duration(&duration).map_err(|e| format!("--duration: {e}"))?,
+                    clients: clients.max(1),
+                    solver: names.clone(),
+                    ..Default::default()
+                };
+                let report = tessera::serve::bench::run_load(&b, &mut |line| eprintln!("{line}"))?;
+                print!("{report}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let _ = (&duration, clients);
             let limit = match &time_limit {
                 Some(t) => Some(tessera::wire::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
                 None => None,
@@ -455,6 +657,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Suite::Flat => "flat-64,flat-256,flat-1024",
                     Suite::Preemption | Suite::Gap => "preempt-256,preempt-1024",
                     Suite::Topology => "topo-4096",
+                    #[cfg(feature = "serve")]
+                    Suite::Serve => "",
                 }
                 .to_string()
             });
