@@ -19,7 +19,7 @@ runs. `prove` runs only where `solve` proved an optimum within the time limit. A
 ends as `Infeasible`, or as `Optimal` with a value below the optimum (a solution HiGHS
 met before the cutoff pruned everything): both say that nothing beats the optimum; a
 `Time limit reached` there is a proof that did not finish.
-models/cycle.md section 9 (thirteenth session) has what this found on flat-256.
+models/cycle.md section 9 (2026-12-04) has what this found on flat-256.
 
 Needs `pip install highspy`. Not used by Tessera itself.
 """

@@ -10,7 +10,7 @@ It prints the status, the value, the bound, the branch-and-bound nodes and the t
 then every column whose name starts with `--columns` (default `y_`, the group columns)
 and its value, so the group choice of the optimum can be compared with a decision.
 COL=VALUE fixes a column first (e.g. all `y_` columns at a decision's choice, to time
-the fixed-groups sub-model). models/cycle.md 9 (eighth session) lists what this found.
+the fixed-groups sub-model). models/cycle.md 9 (2026-12-03, commit 618bd44) lists what this found.
 
 Needs `pip install highspy`. Not used by Tessera itself.
 """

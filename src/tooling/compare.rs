@@ -408,7 +408,7 @@ pub const CSV_HEADER: &[&str] = &[
     "violations",
     "vs_exact",
     "placed_gap",
-    // Last, so that the columns before it keep their positions (added in the eleventh session).
+    // Last, so that the columns before it keep their positions (it was added after them).
     "extra_by_priority",
 ];
 
