@@ -577,7 +577,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Simulate { scenario, openb, hours, load, seed, solver, placeholders, format, time_limit, work_limit, threads, check, out } => {
+        Command::Simulate {
+            scenario,
+            openb,
+            hours,
+            load,
+            seed,
+            solver,
+            placeholders,
+            format,
+            time_limit,
+            work_limit,
+            threads,
+            check,
+            out,
+        } => {
             let sc = match (scenario, openb) {
                 (_, Some(nodes)) => {
                     let doc = tessera::sim::openb::scenario(nodes, hours, load, seed).map_err(|e| format!("--openb: {e}"))?;

@@ -29,7 +29,9 @@ const MAX_LIFE: i64 = 4 * 3600;
 const GPU: &str = "nvidia.com/gpu";
 
 fn data_dir() -> PathBuf {
-    std::env::var_os("TESSERA_OPENB_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/openb"))
+    std::env::var_os("TESSERA_OPENB_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/openb"))
 }
 
 /// Pod lifetimes in seconds, clamped, in file order.
@@ -129,7 +131,12 @@ pub fn scenario(nodes: usize, hours: f64, load: f64, seed: u64) -> Result<Scenar
             app,
             priority: g.priority,
             task_groups: if gang {
-                vec![TaskGroupDoc { name: "workers".into(), min_member: task.count, min_resource: task.requests.clone(), ..Default::default() }]
+                vec![TaskGroupDoc {
+                    name: "workers".into(),
+                    min_member: task.count,
+                    min_resource: task.requests.clone(),
+                    ..Default::default()
+                }]
             } else {
                 Vec::new()
             },
