@@ -649,7 +649,7 @@ mod tests {
             "events[0].submit.taskGroups[0].minMember: must be between 1 and 10000, got 0"
         );
         assert!(err(&format!("{NODES}events:\n  - {{at: 0, submit: {{app: a, colour: red}}}}\n"))
-            .starts_with("events[0].submit: unknown field `colour`"));
+            .starts_with("events[0].submit.colour: unknown field `colour`"));
         assert_eq!(
             err(&format!("{NODES}events:\n  - {{at: 0, createPod: {{name: p, app: a}}}}\n")),
             "events[0].createPod.app: application \"a\" is not submitted by an earlier event"
