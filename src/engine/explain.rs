@@ -60,24 +60,39 @@ pub fn fits_no_node(inst: &Instance, g: GroupId) -> Option<String> {
     }
     for t in needed_tasks(inst, g) {
         let task = &inst.tasks[t];
+        let passing: Vec<NodeId> = (0..inst.nodes.len()).filter(|&n| filter_failure(inst, t, n).is_none()).collect();
         let fits = |n: NodeId| task.requests.iter().zip(&inst.nodes[n].allocatable).all(|(&q, &have)| q <= have);
-        if (0..inst.nodes.len()).any(|n| filter_failure(inst, t, n).is_none() && fits(n)) {
+        if passing.iter().any(|&n| fits(n)) {
             continue;
         }
-        let mut why: BTreeMap<String, usize> = BTreeMap::new();
-        for n in 0..inst.nodes.len() {
-            let f = filter_failure(inst, t, n).unwrap_or_else(|| "requests above allocatable".into());
-            *why.entry(f).or_default() += 1;
+        if passing.is_empty() {
+            let mut why: BTreeMap<String, usize> = BTreeMap::new();
+            for n in 0..inst.nodes.len() {
+                *why.entry(filter_failure(inst, t, n).unwrap_or_default()).or_default() += 1;
+            }
+            let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
+            parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+            let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
+            return Some(format!("task {}: no node passes the filters ({} nodes: {})", task.name, inst.nodes.len(), list.join(", ")));
         }
-        let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
-        parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-        let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
-        return Some(format!(
-            "task {}: no node can run its pod even when empty ({} nodes: {})",
-            task.name,
-            inst.nodes.len(),
-            list.join(", ")
-        ));
+        // Nodes pass the filters, but none has the allocatable: name what is too large.
+        let mut over: Vec<String> = Vec::new();
+        for r in 0..inst.resources.len() {
+            let q = task.requests[r];
+            let most = passing.iter().map(|&n| inst.nodes[n].allocatable[r]).max().unwrap_or(0);
+            if q > most {
+                over.push(format!(
+                    "{} {} (largest allocatable on a matching node: {})",
+                    inst.resources[r],
+                    fmt_q(inst, r, q),
+                    fmt_q(inst, r, most)
+                ));
+            }
+        }
+        if over.is_empty() {
+            over.push("a combination of resources no matching node has at once".into());
+        }
+        return Some(format!("task {}: no node can hold one pod even when empty: needs {}", task.name, over.join(", ")));
     }
     None
 }

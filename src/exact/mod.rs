@@ -138,7 +138,7 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
         take_live_incumbent(&mut p, &model);
         say.line(format_args!("deadline: the best verified incumbent is returned, gap {:.4} %", 100.0 * p.gap));
     }
-    let stopped_by = if !finished {
+    let stopped_by = if !finished || p.cut_short {
         Some(if cycle.cancel.is_cancelled() { StopReason::Cancelled } else { StopReason::Deadline })
     } else {
         p.work_spent.then_some(StopReason::WorkLimit)

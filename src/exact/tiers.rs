@@ -45,6 +45,8 @@ pub(super) struct Progress {
     pub nodes: i64,
     /// The work limit ran out before the last tier ended.
     pub work_spent: bool,
+    /// The deadline or a cancel came before a tier started.
+    pub cut_short: bool,
     pub term1_bound: Option<f64>,
     /// The tier the look-ahead worked on, and the term-1 value it held.
     pub look_ahead: Option<(String, f64)>,
@@ -148,9 +150,13 @@ pub(super) fn run_tiers(
     let mut run = Run::new(cycle, model, &tiers, progress, (start, deadline), rel_gap, say);
     for ti in 0..run.tiers.len() {
         if Instant::now() >= deadline || cycle.cancel.is_cancelled() || run.work_left == Some(0) {
+            let mut p = progress.lock().unwrap();
             if run.work_left == Some(0) {
-                progress.lock().unwrap().work_spent = true;
+                p.work_spent = true;
+            } else {
+                p.cut_short = true;
             }
+            drop(p);
             run.stopped_before(ti);
             break;
         }
