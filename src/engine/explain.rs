@@ -66,14 +66,7 @@ pub fn fits_no_node(inst: &Instance, g: GroupId) -> Option<String> {
             continue;
         }
         if passing.is_empty() {
-            let mut why: BTreeMap<String, usize> = BTreeMap::new();
-            for n in 0..inst.nodes.len() {
-                *why.entry(filter_failure(inst, t, n).unwrap_or_default()).or_default() += 1;
-            }
-            let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
-            parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-            let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
-            return Some(format!("task {}: no node passes the filters ({} nodes: {})", task.name, inst.nodes.len(), list.join(", ")));
+            return Some(no_node_passes(inst, t));
         }
         // Nodes pass the filters, but none has the allocatable: name what is too large.
         let mut over: Vec<String> = Vec::new();
@@ -95,6 +88,20 @@ pub fn fits_no_node(inst: &Instance, g: GroupId) -> Option<String> {
         return Some(format!("task {}: no node can hold one pod even when empty: needs {}", task.name, over.join(", ")));
     }
     None
+}
+
+/// Task `t` passes the filters of no node: the three commonest failures, with counts.
+fn no_node_passes(inst: &Instance, t: TaskId) -> String {
+    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    for n in 0..inst.nodes.len() {
+        if let Some(f) = filter_failure(inst, t, n) {
+            *why.entry(f).or_default() += 1;
+        }
+    }
+    let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
+    parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+    let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
+    format!("task {}: no node passes the filters ({} nodes: {})", inst.tasks[t].name, inst.nodes.len(), list.join(", "))
 }
 
 fn fmt_q(inst: &Instance, r: ResourceId, v: i64) -> String {
@@ -182,16 +189,7 @@ fn capacity_reason(cycle: &Cycle, g: GroupId) -> Option<String> {
         let task = &inst.tasks[t];
         let passing: Vec<NodeId> = (0..inst.nodes.len()).filter(|&n| filter_failure(inst, t, n).is_none()).collect();
         if passing.is_empty() {
-            let mut why: BTreeMap<String, usize> = BTreeMap::new();
-            for n in 0..inst.nodes.len() {
-                if let Some(f) = filter_failure(inst, t, n) {
-                    *why.entry(f).or_default() += 1;
-                }
-            }
-            let mut parts: Vec<(usize, String)> = why.into_iter().map(|(k, v)| (v, k)).collect();
-            parts.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-            let list: Vec<String> = parts.iter().take(3).map(|(c, f)| format!("{c} fail {f}")).collect();
-            return Some(format!("task {}: no node passes the filters ({} nodes: {})", task.name, inst.nodes.len(), list.join(", ")));
+            return Some(no_node_passes(inst, t));
         }
         if let Some(l) = grp.required {
             if passing.iter().all(|&n| cycle.domain_of[l][n].is_none()) {

@@ -49,23 +49,18 @@ impl<'a> Ledger<'a> {
 
     /// The ledger after assignment `a` (its evictions and new pods).
     pub fn after(cycle: &Cycle<'a>, a: &Assignment) -> Option<Ledger<'a>> {
-        let mut l = Ledger::new(cycle)?;
-        for &u in &a.evicted {
-            l.release(&cycle.victims[u].pods);
-        }
-        for &g in &cycle.pending {
-            if a.is_placed(g) {
-                l.take(g, &a.pods[g]);
-            }
-        }
-        Some(l)
+        Ledger::replay(cycle, a, false)
     }
 
     /// What a final decision leaves: as [`Ledger::after`], with the application slots of
     /// groups whose every bound pod it evicts freed (rule 7 counts only running groups).
     pub fn settled(cycle: &Cycle<'a>, a: &Assignment) -> Option<Ledger<'a>> {
+        Ledger::replay(cycle, a, true)
+    }
+
+    fn replay(cycle: &Cycle<'a>, a: &Assignment, frees_slots: bool) -> Option<Ledger<'a>> {
         let mut l = Ledger::new(cycle)?;
-        l.frees_slots = true;
+        l.frees_slots = frees_slots;
         for &u in &a.evicted {
             l.release(&cycle.victims[u].pods);
         }
