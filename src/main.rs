@@ -28,6 +28,10 @@ enum Suite {
     Gap,
     /// Exact on the large topology classes, and the candidate evaluation with 1 vs 2 threads.
     Topology,
+    /// The exact engine at production scale (flat-256 with preemption, preempt-256,
+    /// flat-1024, preempt-1024, openb-1024, topo-4096): bounds per row, wall time and peak
+    /// memory of each solve process, known answers, 1 vs 2 threads; writes `--out DIR`.
+    Scale,
     /// Load on `tessera serve`: --clients concurrent clients for --duration against a
     /// loopback server, small and 256-node instances; every answer validated.
     #[cfg(feature = "serve")]
@@ -307,6 +311,20 @@ enum Command {
         /// Concurrent clients (serve suite only).
         #[arg(long, default_value_t = 32)]
         clients: usize,
+        /// Threads per solve (scale suite; default 2).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Known answers per instance, read and updated when the run improves one (scale
+        /// suite; e.g. docs/scale/best-known.json).
+        #[arg(long)]
+        best_known: Option<PathBuf>,
+        /// Seeds per class on which the 1- vs 2-thread ratio is measured (scale suite).
+        #[arg(long, default_value_t = 1)]
+        ratio_seeds: u64,
+        /// The tessera executable that solves (scale suite; default: this one), to measure
+        /// another build against the same known answers.
+        #[arg(long)]
+        binary: Option<PathBuf>,
     },
     /// Run a scenario over time: cycles every period, YuniKorn's gang lifecycle between
     /// them (format: docs/simulate.md). Prints the event log as JSON lines and then the
@@ -605,7 +623,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             simulate(&sc, &solver, &placeholders, format, time_limit.as_deref(), work_limit, threads, check, out.as_deref())
         }
-        Command::Bench { suite, classes, seeds, time_limit, out, solvers: names, duration, clients } => {
+        Command::Bench {
+            suite,
+            classes,
+            seeds,
+            time_limit,
+            out,
+            solvers: names,
+            duration,
+            clients,
+            threads,
+            best_known,
+            ratio_seeds,
+            binary,
+        } => {
             #[cfg(feature = "serve")]
             if let Suite::Serve = suite {
                 let b = tessera::serve::bench::LoadBench {
@@ -661,8 +692,47 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            if out.is_some() || names.is_some() {
-                return Err("--out and --solvers apply to --suite gap only".into());
+            if let Suite::Scale = suite {
+                let out = out.ok_or("--suite scale needs --out DIR")?;
+                std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+                let binary = match binary {
+                    Some(b) => b,
+                    None => std::env::current_exe().map_err(|e| format!("this executable: {e}"))?,
+                };
+                let suite = tessera::tooling::bench::ScaleSuite {
+                    classes: split_list(&classes.unwrap_or_else(|| tessera::tooling::bench::SCALE_CLASSES.join(","))),
+                    seeds: seeds.unwrap_or(5),
+                    time_limit: limit.unwrap_or(std::time::Duration::from_secs(10)),
+                    threads: threads.max(1),
+                    binary,
+                    out: out.clone(),
+                    best_known,
+                    ratio_seeds,
+                    command: std::iter::once("tessera".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
+                };
+                let bar = progress_bar((suite.classes.len() as u64) * suite.seeds);
+                let result = tessera::tooling::bench::run_scale(&suite, &mut |done, total, line| {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                    bar.println(line);
+                })?;
+                bar.finish_and_clear();
+                print!("{}", result.summary);
+                eprintln!("wrote {}/summary.md, results.csv, instances/, decisions/", out.display());
+                let mut failed = false;
+                if result.invalid > 0 {
+                    eprintln!("error: {} decision(s) fail check", result.invalid);
+                    failed = true;
+                }
+                for c in &result.contradicted {
+                    eprintln!("error: bound contradicted by a known valid decision: {c}");
+                    failed = true;
+                }
+                return Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
+            }
+            let _ = (threads, ratio_seeds);
+            if out.is_some() || names.is_some() || best_known.is_some() || binary.is_some() {
+                return Err("--out, --solvers, --best-known and --binary apply to the gap or scale suites only".into());
             }
             let limit = limit.unwrap_or(std::time::Duration::from_secs(10));
             let seeds = seeds.unwrap_or(5);
@@ -671,6 +741,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Suite::Flat => "flat-64,flat-256,flat-1024",
                     Suite::Preemption | Suite::Gap => "preempt-256,preempt-1024",
                     Suite::Topology => "topo-4096",
+                    Suite::Scale => "",
                     #[cfg(feature = "serve")]
                     Suite::Serve => "",
                 }

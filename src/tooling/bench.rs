@@ -12,7 +12,9 @@ use std::cmp::Ordering;
 use std::time::Duration;
 
 mod profiles;
+mod scale;
 mod topology;
+pub use scale::{best_of, run_scale, KnownAnswer, KnownAnswers, ScaleResult, ScaleSuite, RATIO_GRID, SCALE_CLASSES};
 pub use topology::run_topology;
 
 struct Row {
