@@ -46,6 +46,7 @@ impl fmt::Display for Violation {
 /// What the validator found.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
+    /// One entry per hard rule the decision breaks; empty when it is valid.
     pub violations: Vec<Violation>,
     /// Terms 1-3 recomputed from the decision itself.
     pub objective: Objective,

@@ -12,6 +12,7 @@ use super::queues::{QueueId, QueueTree};
 /// Queues of one cycle (rule 7 of semantics.md).
 #[derive(Clone, Debug)]
 pub struct Queues {
+    /// The validated queue tree.
     pub tree: QueueTree,
     /// Per queue: `(resource, max)` for the resources this instance uses. A resource the
     /// instance does not use is requested by no pod, so its limit can never bind.

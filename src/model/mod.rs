@@ -23,53 +23,75 @@ pub const MAX_DEVICES: i64 = 1024;
 /// Resource counted once per pod when nodes declare it.
 pub const PODS: &str = "pods";
 
+/// A node taint (from `nodes[].taints`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Taint {
+    /// Taint key.
     pub key: String,
+    /// Taint value (empty when none).
     pub value: String,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
     pub effect: String,
 }
 
+/// A task's toleration (from `tolerations`), with Kubernetes' defaults applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Toleration {
+    /// Taint key tolerated; empty with `exists` tolerates every key.
     pub key: String,
     /// `Exists` or `Equal`.
     pub exists: bool,
+    /// Value matched by `Equal`.
     pub value: String,
     /// Empty matches every effect.
     pub effect: String,
 }
 
+/// A node of the arena [`Instance::nodes`].
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// Unique node name.
     pub name: String,
+    /// Node labels (topology domains, selectors, affinity).
     pub labels: BTreeMap<String, String>,
     /// Allocatable per resource (engine units).
     pub allocatable: Vec<i64>,
+    /// Taints its new pods must tolerate.
     pub taints: Vec<Taint>,
+    /// Cordoned: takes no new pod.
     pub unschedulable: bool,
     /// Whether the node declares `pods` in allocatable (else pods are unlimited).
     pub limits_pods: bool,
 }
 
+/// `policy` of a pod group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
+    /// All-or-nothing: at least the gang minimum is placed, or nothing.
     Gang,
+    /// Each pod independent, best effort.
     Basic,
 }
 
+/// `disruptionMode` of a pod group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DisruptionMode {
+    /// Members are evictable one by one.
     Pod,
+    /// Evicting any member evicts every bound member.
     PodGroup,
 }
 
+/// A pod group of the arena [`Instance::groups`], running or pending.
 #[derive(Clone, Debug)]
 pub struct Group {
+    /// Unique group name.
     pub name: String,
     /// Kubernetes namespace and uid, carried through for exports.
     pub namespace: Option<String>,
+    /// Kubernetes uid, carried through for exports.
     pub uid: Option<String>,
+    /// Full dotted queue path (`root.default` when the instance has queues and none is given).
     pub queue: Option<String>,
     /// The leaf queue, when the instance has queues (then every group has one).
     pub queue_id: Option<QueueId>,
@@ -79,31 +101,44 @@ pub struct Group {
     /// the rank of the group's effective priority key among pending groups (see
     /// [`Instance::level_key`]).
     pub rank: i64,
+    /// `preemptionPolicy: Never`: the group evicts nothing.
     pub preempt_never: bool,
+    /// How evictions of its members spread (`disruptionMode`).
     pub disruption: DisruptionMode,
+    /// Gang or basic (`policy`).
     pub policy: Policy,
     /// Gang minimum over the whole group, bound members included.
     pub min_count: i64,
     /// Level index into [`Instance::levels`].
     pub required: Option<usize>,
+    /// Preferred topology: level index into [`Instance::levels`].
     pub preferred: Option<usize>,
+    /// `createdAt` in seconds; file position when absent (FIFO order among equals).
     pub created_at: i64,
     /// Position in the input, the last FIFO tie-break.
     pub order: usize,
+    /// Its tasks, in input order.
     pub tasks: Vec<TaskId>,
     /// Bound pods that are members of this group.
     pub bound: Vec<PodId>,
 }
 
+/// A task of the arena [`Instance::tasks`].
 #[derive(Clone, Debug)]
 pub struct Task {
+    /// Task name, unique within its group.
     pub name: String,
+    /// The group it belongs to.
     pub group: GroupId,
+    /// Pods still pending for this task.
     pub count: i64,
+    /// Gang minimum of this task.
     pub min_count: i64,
     /// Requests per resource, `pods` included when the instance uses it.
     pub requests: Vec<i64>,
+    /// Node labels that must all match (`nodeSelector`).
     pub node_selector: BTreeMap<String, String>,
+    /// Taints the task's pods tolerate.
     pub tolerations: Vec<Toleration>,
     /// (level index, size).
     pub slice: Option<(usize, i64)>,
@@ -115,11 +150,17 @@ pub struct Task {
 /// Operator of a node affinity requirement (Kubernetes' `NodeSelectorOperator`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AffinityOperator {
+    /// The label's value is one of `values`.
     In,
+    /// The label's value is none of `values` (or the label is absent).
     NotIn,
+    /// The label is present.
     Exists,
+    /// The label is absent.
     DoesNotExist,
+    /// The label's value, as an integer, is greater than the one value.
     Gt,
+    /// The label's value, as an integer, is less than the one value.
     Lt,
 }
 
@@ -127,35 +168,53 @@ pub enum AffinityOperator {
 /// integer, already checked to parse.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AffinityRequirement {
+    /// Node label key.
     pub key: String,
+    /// The operator.
     pub operator: AffinityOperator,
+    /// Values compared with the label's value.
     pub values: Vec<String>,
 }
 
+/// A pod already bound to a node (arena [`Instance::pods`]).
 #[derive(Clone, Debug)]
 pub struct BoundPod {
+    /// Unique pod name.
     pub name: String,
+    /// Kubernetes namespace, carried through for exports.
     pub namespace: Option<String>,
+    /// Kubernetes uid, carried through for exports.
     pub uid: Option<String>,
+    /// The node it is bound to.
     pub node: NodeId,
+    /// Its pod group, if any.
     pub group: Option<GroupId>,
+    /// Its task within the group, if any.
     pub task: Option<String>,
+    /// Priority: its own, else its group's, else 0.
     pub priority: i64,
+    /// Requests per resource (engine units).
     pub requests: Vec<i64>,
     /// Per shared-device resource id: the devices it holds.
     pub devices: BTreeMap<ResourceId, Vec<usize>>,
+    /// A YuniKorn placeholder pod.
     pub placeholder: bool,
     /// Being released: holds its node (rules 1-3), counts in no queue, never a victim.
     pub releasing: bool,
+    /// May be a victim (`preemptible`, default true).
     pub preemptible: bool,
 }
 
+/// `options` of the instance, with defaults applied.
 #[derive(Clone, Debug)]
 pub struct InstanceOptions {
+    /// Evictions allowed (`preemption`, default true).
     pub preemption: bool,
     /// `options.preemptionModel`: YuniKorn's queue rules on top of rule 6.
     pub yunikorn_preemption: bool,
+    /// Wall-clock budget (`timeLimit`), when given.
     pub time_limit: Option<std::time::Duration>,
+    /// Stop within this relative gap (`relativeGap`; 0 = prove optimal).
     pub relative_gap: f64,
     /// `options.workLimit`: deterministic budget in solver work units; 0 = none.
     pub work_limit: u64,
@@ -164,15 +223,21 @@ pub struct InstanceOptions {
 /// A validated scheduling-cycle snapshot.
 #[derive(Clone, Debug)]
 pub struct Instance {
+    /// Resource names; [`ResourceId`] indexes them and every per-resource `Vec`.
     pub resources: Vec<String>,
     /// Per resource: counted in shared physical devices.
     pub shared: Vec<bool>,
     /// Topology levels, coarse to fine, ending with the implicit hostname level.
     pub levels: Vec<String>,
+    /// The nodes, indexed by [`NodeId`].
     pub nodes: Vec<Node>,
+    /// The pod groups, running and pending, indexed by [`GroupId`].
     pub groups: Vec<Group>,
+    /// The tasks of all groups, indexed by [`TaskId`].
     pub tasks: Vec<Task>,
+    /// The bound pods, indexed by [`PodId`].
     pub pods: Vec<BoundPod>,
+    /// Solve options of the instance.
     pub options: InstanceOptions,
     /// Queue tree and limits (rule 7), when given.
     pub queues: Option<Queues>,
@@ -197,18 +262,23 @@ impl Instance {
         Instance::from_text(&text)
     }
 
+    /// The node named `name`.
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
         self.node_index.get(name).copied()
     }
+    /// The group named `name`.
     pub fn group_id(&self, name: &str) -> Option<GroupId> {
         self.group_index.get(name).copied()
     }
+    /// The bound pod named `name`.
     pub fn pod_id(&self, name: &str) -> Option<PodId> {
         self.pod_index.get(name).copied()
     }
+    /// The resource named `name`.
     pub fn resource_id(&self, name: &str) -> Option<ResourceId> {
         self.resources.iter().position(|r| r == name)
     }
+    /// How resource `r` is held: millis for cpu and shared devices, base units otherwise.
     pub fn scale(&self, r: ResourceId) -> Scale {
         scale_of(&self.resources[r], self.shared[r])
     }
@@ -220,6 +290,7 @@ impl Instance {
     pub fn is_pending(&self, g: GroupId) -> bool {
         self.groups[g].tasks.iter().any(|&t| self.tasks[t].count > 0)
     }
+    /// The groups with pods still to place, in input order.
     pub fn pending_groups(&self) -> impl Iterator<Item = GroupId> + '_ {
         (0..self.groups.len()).filter(|&g| self.is_pending(g))
     }
@@ -246,6 +317,7 @@ impl Instance {
             self.nodes[n].labels.get(&self.levels[l]).map(|s| s.as_str())
         }
     }
+    /// The index of topology level `name` in [`Instance::levels`].
     pub fn level_id(&self, name: &str) -> Option<usize> {
         self.levels.iter().position(|l| l == name)
     }

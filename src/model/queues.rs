@@ -36,17 +36,25 @@ pub const DEFAULT_QUEUE: &str = "root.default";
 /// Dense queue id: the index in [`QueueTree::queues`]; `root` is 0.
 pub type QueueId = usize;
 
+/// `application.sort.policy` of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortPolicy {
+    /// First in, first out by creation time.
     Fifo,
+    /// Fair sharing by usage (gangs are not admitted).
     Fair,
+    /// `stateaware`: deprecated in YuniKorn and ordered as FIFO.
     StateAware,
 }
 
+/// `preemption.policy` of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PreemptionPolicy {
+    /// No restriction beyond the preemption rules.
     Default,
+    /// Its groups evict only inside the fenced subtree.
     Fence,
+    /// Pods below it are never victims.
     Disabled,
 }
 
@@ -73,18 +81,24 @@ impl fmt::Display for PreemptionPolicy {
 /// One validated queue.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Queue {
+    /// Its own id.
     pub id: QueueId,
+    /// Its name: the last component of its path.
     pub name: String,
     /// Full dotted path from `root`, e.g. `root.tenants.a`.
     pub path: String,
     /// Where the queue was written (`queues[0].queues[1]`), for messages; empty for an
     /// implicit root.
     pub source: String,
+    /// Its parent queue; `None` for `root`.
     pub parent: Option<QueueId>,
+    /// Its child queues, in file order.
     pub children: Vec<QueueId>,
     /// A parent queue (has children, or `parent: true`); otherwise a leaf.
     pub is_parent: bool,
+    /// Depth below `root` (0 for `root`).
     pub depth: usize,
+    /// `maxapplications`, when set.
     pub max_applications: Option<u64>,
     /// `application.sort.policy`, inherited from the parent when not set.
     pub sort_policy: SortPolicy,
@@ -102,6 +116,7 @@ pub struct Queue {
     /// others in base units), names normalized (`vcore` -> `cpu`). A resource missing from
     /// `max` is unlimited.
     pub guaranteed: IndexMap<String, i64>,
+    /// Max resources (same units and names as `guaranteed`).
     pub max: IndexMap<String, i64>,
     /// The properties as written, for display.
     pub properties: IndexMap<String, String>,
@@ -110,9 +125,11 @@ pub struct Queue {
 /// A validated queue tree of one partition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueTree {
+    /// Name of the partition.
     pub partition: String,
     /// Dense, parents before children (depth-first in file order); `queues[0]` is `root`.
     pub queues: Vec<Queue>,
+    /// `sharedDevices` of the instance: resources held in milli-devices.
     pub shared_devices: Vec<String>,
     by_path: HashMap<String, QueueId>,
 }
@@ -484,14 +501,17 @@ impl QueueTree {
         quantity::format(v, scale_of(resource, &self.shared_devices))
     }
 
+    /// The `root` queue.
     pub fn root(&self) -> &Queue {
         &self.queues[0]
     }
 
+    /// The queue at dotted `path`.
     pub fn get(&self, path: &str) -> Option<QueueId> {
         self.by_path.get(path).copied()
     }
 
+    /// Whether `q` is a leaf queue (applications run only there).
     pub fn is_leaf(&self, q: QueueId) -> bool {
         !self.queues[q].is_parent
     }
@@ -532,9 +552,13 @@ impl QueueTree {
 /// An application (pod group) for ordering: its leaf queue, priority and creation time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct App {
+    /// Group name.
     pub name: String,
+    /// Its leaf queue.
     pub queue: QueueId,
+    /// Raw priority.
     pub priority: i64,
+    /// Creation time in seconds (`createdAt`).
     pub created_at: i64,
 }
 

@@ -356,6 +356,7 @@ pub struct GapSuite {
 
 /// What the gap suite produced.
 pub struct GapResult {
+    /// Per instance and solver: (class, seed, budget per solve, comparison row).
     pub rows: Vec<(String, u64, Duration, crate::tooling::compare::Row)>,
     /// The markdown written to summary.md.
     pub summary_md: String,

@@ -42,9 +42,19 @@ pub enum Verdict {
     /// Terms 1-3 equal.
     Equal,
     /// Worse than exact; `term` names the first differing term, `detail` says by how much.
-    Worse { term: String, detail: String },
+    Worse {
+        /// First differing term: `placed`, `victims` or `extra`.
+        term: String,
+        /// The level and difference, e.g. `placed@1000 -2`.
+        detail: String,
+    },
     /// Better than exact (exact did not prove optimality within its budget).
-    Better { term: String, detail: String },
+    Better {
+        /// First differing term: `placed`, `victims` or `extra`.
+        term: String,
+        /// The level and difference, e.g. `placed@1000 -2`.
+        detail: String,
+    },
 }
 
 impl Verdict {
@@ -72,20 +82,28 @@ fn level_list(cells: impl Iterator<Item = String>) -> String {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Row {
+    /// Name of the instance (file name or `class/seed`).
     pub instance: String,
+    /// Nodes of the instance.
     pub nodes: usize,
+    /// Pending groups of the instance.
     pub pending_groups: usize,
+    /// Solver name (`SolverKind::name`).
     pub solver: String,
+    /// `status` of the decision.
     pub status: Status,
     /// Groups placed / pending per priority level, highest first (recomputed by `check`).
     pub placed_by_priority: Vec<PlacedRow>,
     /// Pods evicted per priority level, highest first (recomputed by `check`).
     pub evicted_by_priority: Vec<EvictedRow>,
+    /// Pods placed beyond the minimums, in total (recomputed by `check`).
     pub extra_pods: i64,
     /// Extra pods per level of term 1, highest first (recomputed by `check`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_by_priority: Vec<ExtraRow>,
+    /// Pending groups placed, all levels together.
     pub placed: i64,
+    /// Pods evicted, all levels together.
     pub victims: i64,
     /// Wall-clock time of `solve`, milliseconds (the check is not timed).
     pub millis: f64,
@@ -139,9 +157,11 @@ impl Row {
             format!("FAIL ({}): {}", self.violations.len(), self.violations.first().map(|s| s.as_str()).unwrap_or(""))
         }
     }
+    /// The verdict against exact in short form, or `-` without an exact row.
     pub fn vs_exact_text(&self) -> String {
         self.vs_exact.as_ref().map(|v| v.short()).unwrap_or_else(|| "-".into())
     }
+    /// The placed-groups gap as a percentage, or `-` without an exact row.
     pub fn placed_gap_text(&self) -> String {
         self.placed_gap.map(|g| format!("{:.1}%", g * 100.0)).unwrap_or_else(|| "-".into())
     }
@@ -151,7 +171,9 @@ impl Row {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SolverSummary {
+    /// Solver name.
     pub solver: String,
+    /// Instances the solver decided.
     pub instances: usize,
     /// Decisions that fail `check`.
     pub invalid: usize,
@@ -159,16 +181,25 @@ pub struct SolverSummary {
     pub proven: usize,
     /// Instances compared with exact (an exact row exists).
     pub compared: usize,
+    /// Rows equal to exact on terms 1-3.
     pub equal_to_exact: usize,
+    /// Rows worse than exact.
     pub worse_than_exact: usize,
+    /// Rows better than exact.
     pub better_than_exact: usize,
     /// Mean / max placed-groups gap over the compared instances.
     pub mean_placed_gap: Option<f64>,
+    /// Largest placed-groups gap over the compared instances.
     pub max_placed_gap: Option<f64>,
+    /// Pending groups placed, over all instances.
     pub placed: i64,
+    /// Pending groups, over all instances.
     pub pending: i64,
+    /// Pods evicted, over all instances.
     pub victims: i64,
+    /// Median solve time, milliseconds.
     pub median_millis: f64,
+    /// Longest solve time, milliseconds.
     pub max_millis: f64,
 }
 
@@ -179,7 +210,9 @@ pub struct SolverSummary {
 pub struct Report {
     /// Time budget per solve, milliseconds.
     pub time_limit_millis: Option<u128>,
+    /// One row per (instance, solver), instance-major.
     pub rows: Vec<Row>,
+    /// One summary per solver, in the order given.
     pub summary: Vec<SolverSummary>,
 }
 
@@ -376,12 +409,17 @@ pub fn compare(
 /// Output formats of `tessera compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// Aligned plain-text columns.
     Table,
+    /// Comma-separated values with a header line.
     Csv,
+    /// The whole report as pretty JSON.
     Json,
+    /// GitHub-flavoured markdown tables.
     Markdown,
 }
 
+/// The report in `format`.
 pub fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Table => render_table(report),
@@ -450,6 +488,7 @@ pub fn csv_record<S: AsRef<str>>(fields: &[S]) -> String {
         .join(",")
 }
 
+/// Rows as CSV (header first), one record per (instance, solver).
 pub fn render_csv(report: &Report) -> String {
     let mut out = csv_record(CSV_HEADER) + "\n";
     for r in &report.rows {
@@ -590,6 +629,7 @@ fn invalid_banner(report: &Report) -> String {
     s
 }
 
+/// Rows and per-solver summary as aligned text columns, with a banner for failed checks.
 pub fn render_table(report: &Report) -> String {
     let (h, rows) = row_cells(report);
     let mut out = aligned(&h, &rows);
@@ -604,6 +644,7 @@ pub fn render_table(report: &Report) -> String {
     out
 }
 
+/// Rows and per-solver summary as markdown tables.
 pub fn render_markdown(report: &Report) -> String {
     let (h, rows) = row_cells(report);
     let mut out = markdown_table(&h, &rows);

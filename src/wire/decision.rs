@@ -4,6 +4,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// `status` of a decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
     /// Terms 1-3 of the objective are proven optimal.
@@ -66,18 +67,25 @@ impl<'de> Deserialize<'de> for PriorityKey {
     }
 }
 
+/// A row of `objective.placedByPriority`: groups placed at one level of term 1.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacedRow {
+    /// `priority`: the level (priority, or effective priority key with queues).
     pub priority: PriorityKey,
+    /// `placed`: pending groups of this level placed.
     pub placed: i64,
+    /// `pending`: pending groups of this level.
     pub pending: i64,
 }
 
+/// A row of `objective.evictedByPriority`: victims at one priority level.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EvictedRow {
+    /// `priority`: the victims' priority.
     pub priority: i64,
+    /// `pods`: bound pods of this priority evicted.
     pub pods: i64,
 }
 
@@ -86,7 +94,9 @@ pub struct EvictedRow {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExtraRow {
+    /// `priority`: the level of term 1.
     pub priority: PriorityKey,
+    /// `pods`: pods placed beyond the minimums at this level.
     pub pods: i64,
 }
 
@@ -94,10 +104,13 @@ pub struct ExtraRow {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Objective {
+    /// `placedByPriority`: term 1, one row per level of pending groups, highest first.
     #[serde(default)]
     pub placed_by_priority: Vec<PlacedRow>,
+    /// `evictedByPriority`: term 2, one row per priority level of victims, highest first.
     #[serde(default)]
     pub evicted_by_priority: Vec<EvictedRow>,
+    /// `extraPods`: term 3 in total, pods placed beyond the minimums.
     #[serde(default)]
     pub extra_pods: i64,
     /// Term 3 per level of term 1, highest first; levels with no extra pods are left out.
@@ -134,21 +147,29 @@ fn by_levels<K: Ord>(a: &BTreeMap<K, i64>, b: &BTreeMap<K, i64>) -> std::cmp::Or
     levels.into_iter().map(|l| a.get(l).unwrap_or(&0).cmp(b.get(l).unwrap_or(&0))).find(|c| c.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
 }
 
+/// An entry of a placement's `pods`: one new pod.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacedPod {
+    /// `task`: the task of the group the pod belongs to.
     pub task: String,
+    /// `node`: the node it goes to.
     pub node: String,
+    /// `deviceIds`: shared-device resource -> indices of the devices it takes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub device_ids: BTreeMap<String, Vec<usize>>,
 }
 
+/// An entry of `placements`: one placed group.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Placement {
+    /// `podGroup`: the group placed.
     pub pod_group: String,
+    /// `domains`: topology level -> domain chosen for the group's required topology.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub domains: BTreeMap<String, String>,
+    /// `pods`: one entry per new pod.
     pub pods: Vec<PlacedPod>,
 }
 
@@ -201,10 +222,12 @@ impl std::fmt::Display for ReasonCode {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Unplaced {
+    /// `podGroup`: the group left unplaced.
     pub pod_group: String,
     /// Always written by Tessera's solvers; optional on input (older decisions have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<ReasonCode>,
+    /// `reason`: the reason in words, for people.
     pub reason: String,
 }
 
@@ -213,7 +236,9 @@ pub struct Unplaced {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacedBound {
+    /// `priority`: the level of term 1.
     pub priority: PriorityKey,
+    /// `atMost`: the most groups of this level any such decision places.
     pub at_most: i64,
 }
 
@@ -222,7 +247,9 @@ pub struct PlacedBound {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EvictedBound {
+    /// `priority`: the victims' priority.
     pub priority: i64,
+    /// `atLeast`: the fewest pods of this priority any such decision evicts.
     pub at_least: i64,
 }
 
@@ -230,7 +257,9 @@ pub struct EvictedBound {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExtraBound {
+    /// `priority`: the level of term 1.
     pub priority: PriorityKey,
+    /// `atMost`: the most extra pods of this level any such decision places.
     pub at_most: i64,
 }
 
@@ -240,36 +269,49 @@ pub struct ExtraBound {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Bounds {
+    /// `placedByPriority`: bounds of the rows of term 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placed_by_priority: Vec<PlacedBound>,
+    /// `evictedByPriority`: bounds of the rows of term 2.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evicted_by_priority: Vec<EvictedBound>,
+    /// `extraByPriority`: bounds of the rows of term 3.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_by_priority: Vec<ExtraBound>,
 }
 
+/// An entry of `evictions`: a bound pod to evict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Eviction {
+    /// `pod`: the bound pod evicted.
     pub pod: String,
+    /// `preemptor`: the placed group it makes room for.
     pub preemptor: String,
 }
 
+/// The answer for one cycle (the decision document of instance-format.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Decision {
+    /// `status`: `Optimal`, `Feasible` or `Invalid`.
     pub status: Status,
+    /// `objective`: terms 1-3 as achieved.
     #[serde(default)]
     pub objective: Objective,
+    /// `gap`: relative gap of the first objective row not proven optimal (0 when `Optimal`).
     #[serde(default)]
     pub gap: f64,
     /// Row bounds of the exact solver; heuristics give none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<Bounds>,
+    /// `placements`: one entry per placed group.
     #[serde(default)]
     pub placements: Vec<Placement>,
+    /// `unplaced`: one entry per pending group left unplaced, with a reason.
     #[serde(default)]
     pub unplaced: Vec<Unplaced>,
+    /// `evictions`: bound pods to evict so the placements fit.
     #[serde(default)]
     pub evictions: Vec<Eviction>,
     /// Diagnostics: which solver, how long, what the exact engine proved and when.
@@ -281,6 +323,7 @@ pub struct Decision {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MasterLevel {
+    /// The level of term 1.
     pub priority: i64,
     /// At most this many groups of the level can be placed.
     pub placed: i64,
@@ -292,7 +335,9 @@ pub struct MasterLevel {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LookAhead {
+    /// Name of the tier solved next.
     pub tier: String,
+    /// Value term 1 was held at while it ran.
     pub term1_held_at: f64,
 }
 
@@ -317,19 +362,23 @@ pub struct SolveStats {
     /// The solver's name (`SolverKind::name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solver: Option<String>,
+    /// Wall-clock time of the whole solve, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solve_millis: Option<u64>,
     /// Exact engine: columns and rows of the cycle MILP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub columns: Option<u64>,
+    /// Exact engine: rows of the cycle MILP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
     /// Exact engine: the tiers finished, in order, with when and at which value each was
     /// fixed (what `export-lp --tier K --fix` takes to replay tier K).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<String>>,
+    /// Exact engine: milliseconds from the start at which each tier was fixed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier_millis: Option<Vec<u64>>,
+    /// Exact engine: the value each tier was fixed at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier_values: Option<Vec<f64>>,
     /// When term 1 was proven.
@@ -341,14 +390,19 @@ pub struct SolveStats {
     /// Topology decomposition, when used: its master's size, time and bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decomposition: Option<String>,
+    /// Topology decomposition: milliseconds spent on the master.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_millis: Option<u64>,
+    /// Topology decomposition: columns of the master.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_columns: Option<u64>,
+    /// Topology decomposition: rows of the master.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_rows: Option<u64>,
+    /// Topology decomposition: whether the master was solved to optimality.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_proven: Option<bool>,
+    /// Topology decomposition: the master's bound per level of term 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master_bound: Option<Vec<MasterLevel>>,
     /// Branch-and-bound nodes of all HiGHS runs of the tiers.
@@ -357,24 +411,31 @@ pub struct SolveStats {
     /// Topology screening: candidate (group, domain) pairs and their verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate_domains: Option<u64>,
+    /// Topology screening: candidate pairs proven infeasible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates_infeasible: Option<u64>,
+    /// Topology screening: candidate pairs left undecided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates_unknown: Option<u64>,
+    /// Topology screening: sub-models solved to decide candidates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate_sub_models: Option<u64>,
+    /// Topology screening: milliseconds spent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen_millis: Option<u64>,
     /// The term-1 relaxation bound (weighted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub term1_bound: Option<f64>,
+    /// The look-ahead of the term-1 tier, when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub look_ahead: Option<LookAhead>,
     /// The warm start: groups it places, and where it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_start_placed_groups: Option<u64>,
+    /// The warm start's verdict: `accepted (source)` or `rejected`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_start: Option<String>,
+    /// Evictions of the warm start that were not needed and were undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unneeded_evictions_undone: Option<u64>,
     /// Set when the wall-clock budget ended the solve.
@@ -389,8 +450,10 @@ pub struct SolveStats {
     /// `k8s-preempt`: groups that tried preemption, victim units evicted and reprieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_attempts: Option<u64>,
+    /// `k8s-preempt`: victim units evicted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub victim_units_evicted: Option<u64>,
+    /// `k8s-preempt`: candidate victim units reprieved (kept bound after all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub victim_units_reprieved: Option<u64>,
     /// Keys of other producers, kept as they came.
@@ -419,9 +482,11 @@ impl SolveStats {
 }
 
 impl Decision {
+    /// The decision as YAML.
     pub fn to_yaml(&self) -> String {
         serde_yaml_ng::to_string(self).expect("a decision always serializes")
     }
+    /// The decision as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a decision always serializes")
     }

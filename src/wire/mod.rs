@@ -14,8 +14,11 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum QuantityDoc {
+    /// An integer as written (`2`).
     Int(i64),
+    /// A decimal number as written (`1.5`).
     Float(f64),
+    /// A string with an optional suffix (`"500m"`, `8Gi`, `1e3`).
     Text(String),
 }
 
@@ -42,91 +45,126 @@ pub mod queues;
 
 pub use queues::{PartitionDoc, QueueDoc, QueueResourcesDoc, QueuesYamlDoc};
 
+/// Resource name -> quantity (`allocatable`, `requests`); a resource left out is 0.
 pub type ResourcesDoc = IndexMap<String, QuantityDoc>;
 
+/// The instance document: one scheduling-cycle snapshot (top level of the instance format).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InstanceDoc {
+    /// `topology`: the topology levels; absent means hostname only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologyDoc>,
+    /// `sharedDevices`: resources counted in whole physical devices shared by fractions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_devices: Vec<String>,
+    /// `priorityClasses`: Kubernetes PriorityClass name -> value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub priority_classes: Vec<PriorityClassDoc>,
+    /// `nodes`: the cluster's nodes.
     #[serde(default)]
     pub nodes: Vec<NodeDoc>,
+    /// `podGroups`: running and pending groups (gangs, jobs, apps).
     #[serde(default)]
     pub pod_groups: Vec<PodGroupDoc>,
+    /// `pods`: pods already bound to nodes.
     #[serde(default)]
     pub pods: Vec<PodDoc>,
+    /// `queues`: the queue list of one YuniKorn partition; empty means no queues.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<QueueDoc>,
+    /// `options`: solve options of the instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<OptionsDoc>,
 }
 
+/// `topology` of an instance.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopologyDoc {
+    /// `levels`: node label keys, coarse -> fine (hostname is the implicit finest level).
     #[serde(default)]
     pub levels: Vec<String>,
 }
 
+/// An entry of `priorityClasses`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PriorityClassDoc {
+    /// `name`: the PriorityClass name groups refer to with `priorityClassName`.
     pub name: String,
+    /// `value`: the priority (int32 range).
     pub value: i64,
 }
 
+/// An entry of `nodes`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodeDoc {
+    /// `name`: unique node name.
     pub name: String,
+    /// `labels`: node labels (topology levels, selectors, affinity).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub labels: BTreeMap<String, String>,
+    /// `allocatable`: capacity per resource; a missing resource is 0.
     #[serde(default, deserialize_with = "unique_map")]
     pub allocatable: ResourcesDoc,
+    /// `taints`: taints that pods must tolerate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<TaintDoc>,
+    /// `unschedulable`: cordoned; no new pod goes there (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unschedulable: bool,
 }
 
+/// An entry of a node's `taints`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaintDoc {
+    /// `key`: the taint key.
     pub key: String,
+    /// `value`: the taint value, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// `effect`: `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
     pub effect: String,
 }
 
+/// An entry of a task's `tolerations`, as in Kubernetes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TolerationDoc {
+    /// `key`: the taint key tolerated; absent with `Exists` tolerates every taint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// `operator`: `Equal` (default) or `Exists`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
+    /// `value`: the value matched by `Equal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// `effect`: the effect tolerated; absent tolerates every effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
 }
 
+/// `topology` of a pod group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GroupTopologyDoc {
+    /// `required`: level whose ONE domain must hold every pod of the group (bound ones too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<String>,
+    /// `preferred`: level whose domains the group should use as few of as possible (soft).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferred: Option<String>,
 }
 
+/// An entry of `podGroups`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodGroupDoc {
+    /// `name`: unique group name.
     pub name: String,
     /// Kubernetes namespace (informational; carried into exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,49 +172,70 @@ pub struct PodGroupDoc {
     /// Kubernetes object uid (informational; carried into exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+    /// `queue`: full dotted YuniKorn queue path from `root` to a leaf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// `priority`: int32; default from `priorityClassName`, else 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
+    /// `priorityClassName`: names an entry of `priorityClasses` (alternative to `priority`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
+    /// `preemptionPolicy`: `PreemptLowerPriority` (default) or `Never`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
+    /// `disruptionMode`: `Pod` (default, members evictable one by one) or `PodGroup` (all together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
+    /// `policy`: `gang` (default) or `basic` (each pod independent, best effort).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// `minCount`: gang minimum over the whole group; default the sum of the tasks' `minCount`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i64>,
+    /// `topology`: required and preferred topology of the group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<GroupTopologyDoc>,
+    /// `createdAt`: seconds; FIFO order among equals (default: file order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<i64>,
+    /// `tasks`: the task groups; several make a heterogeneous gang.
     #[serde(default)]
     pub tasks: Vec<TaskDoc>,
 }
 
+/// A task's `slice`: its pods come in slices of `size`, each inside one domain of `topology`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SliceDoc {
+    /// `topology`: the level whose one domain holds each slice.
     pub topology: String,
+    /// `size`: pods per slice.
     pub size: i64,
 }
 
+/// An entry of a group's `tasks`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskDoc {
+    /// `name`: task name, unique within the group.
     pub name: String,
+    /// `count`: pods still pending for this task (0 = nothing to place).
     #[serde(default)]
     pub count: i64,
+    /// `minCount`: gang minimum of this task; default `count`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i64>,
+    /// `requests`: per-pod resource requests.
     #[serde(default, deserialize_with = "unique_map")]
     pub requests: ResourcesDoc,
+    /// `nodeSelector`: node labels that must all match.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub node_selector: BTreeMap<String, String>,
+    /// `tolerations`: taints the task's pods tolerate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<TolerationDoc>,
+    /// `slice`: optional slicing of the task's pods by topology domain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice: Option<SliceDoc>,
     /// Required node affinity: any term must match (OR); within a term every
@@ -189,16 +248,20 @@ pub struct TaskDoc {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodeSelectorRequirementDoc {
+    /// `key`: the node label key.
     pub key: String,
     /// `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt` or `Lt`.
     pub operator: String,
+    /// `values`: the values of `In`/`NotIn`, or the one integer of `Gt`/`Lt`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
 }
 
+/// An entry of `pods`: a pod already bound to a node.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodDoc {
+    /// `name`: unique pod name.
     pub name: String,
     /// Kubernetes namespace (informational; carried into exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,38 +269,52 @@ pub struct PodDoc {
     /// Kubernetes object uid (informational; carried into exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+    /// `node`: the node it is bound to.
     pub node: String,
+    /// `podGroup`: names an entry of `podGroups`, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_group: Option<String>,
+    /// `task`: the task of its group, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// `priority`: default its group's priority, else 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
+    /// `requests`: resource requests.
     #[serde(default, deserialize_with = "unique_map")]
     pub requests: ResourcesDoc,
+    /// `deviceIds`: shared-device resource -> indices (0..count-1) of the devices it holds.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub device_ids: BTreeMap<String, Vec<i64>>,
+    /// `placeholder`: a YuniKorn placeholder pod (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub placeholder: bool,
     /// Being released (a placeholder whose replacement is in flight): holds its node,
     /// counts in no queue, never a victim.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub releasing: bool,
+    /// `preemptible`: false means never a victim (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemptible: Option<bool>,
+    /// `startedAt`: start time in seconds, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<i64>,
 }
 
+/// `options` of an instance: solve options.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OptionsDoc {
+    /// `preemption`: allow evictions (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption: Option<bool>,
+    /// `timeLimit`: wall-clock budget for the cycle (`10s`, `500ms`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_limit: Option<String>,
+    /// `relativeGap`: stop within this relative gap (0 = prove optimal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relative_gap: Option<f64>,
+    /// `preemptionModel`: `default` (rule 6) or `yunikorn` (adds YuniKorn's rules).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_model: Option<String>,
     /// Deterministic budget in solver work units (0 or absent: none).
@@ -248,7 +325,9 @@ pub struct OptionsDoc {
 /// Error of reading or validating an input document: the path of the bad field and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {
+    /// Path of the bad field (`nodes[3].allocatable.memory`); empty for the whole document.
     pub path: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -265,6 +344,7 @@ impl std::fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 impl InputError {
+    /// An error at `path` with `message`.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         InputError { path: path.into(), message: message.into() }
     }

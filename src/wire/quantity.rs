@@ -17,8 +17,11 @@ pub enum Scale {
 /// Why a quantity string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QuantityError {
+    /// Not a Kubernetes quantity (`12Q`, empty, malformed number or suffix).
     Invalid,
+    /// Below zero; requests and capacities are never negative.
     Negative,
+    /// Too large for the engine's 64-bit integer scale.
     Overflow,
 }
 

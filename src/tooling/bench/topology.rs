@@ -21,6 +21,8 @@ fn placed(d: &Decision) -> i64 {
 /// median of each is reported).
 const SCREEN_REPS: usize = 3;
 
+/// Runs the topology suite on `seeds` seeds of each class with budget `limit`, reporting each
+/// row to `progress`; returns the markdown table and per-class summary.
 pub fn run_topology(classes: &[String], seeds: u64, limit: Duration, progress: &mut dyn FnMut(String)) -> Result<String, String> {
     let exact = Contender::of(SolverKind::Exact);
     let ffd = Contender::of(SolverKind::Ffd);
