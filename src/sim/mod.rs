@@ -87,6 +87,7 @@ impl PlaceholderMode {
 pub struct SimOptions {
     /// The cycle solver.
     pub solver: SolverKind,
+    /// How placeholder asks are placed ([`PlaceholderMode`]).
     pub placeholders: PlaceholderMode,
     /// Wall-clock budget of each decision (default: the instance's, else 10 s).
     pub time_limit: Option<Duration>,
@@ -104,6 +105,7 @@ pub struct SimOptions {
 pub struct Outcome {
     /// The event log, one JSON object per event (`at`, `app`, `kind`, ...).
     pub log: Vec<serde_json::Value>,
+    /// Per-application, per-cycle and total figures of the run.
     pub summary: Summary,
 }
 

@@ -13,9 +13,14 @@ use std::fmt::Write;
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskGroupCounters {
+    /// The task group's name.
     pub task_group: String,
+    /// `Count`: placeholder asks added for the group.
     pub count: i64,
+    /// `Replaced`: placeholders removed with PLACEHOLDER_REPLACED.
     pub replaced: i64,
+    /// `TimedOut`: placeholders removed with any other termination type (TIMEOUT,
+    /// STOPPED_BY_RM, PREEMPTED_BY_SCHEDULER, UNKNOWN) and pending asks timed out.
     pub timed_out: i64,
 }
 
@@ -23,8 +28,11 @@ pub struct TaskGroupCounters {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSummary {
+    /// The application ID.
     pub app: String,
+    /// 1 for the first use of the ID, 2 after it was reused once, ...
     pub attempt: u32,
+    /// The leaf queue, when the instance has queues.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
     /// Seconds.
@@ -46,8 +54,11 @@ pub struct AppSummary {
     /// Over the whole run: placeholders the shim created, replaced, timed out (any other
     /// release), and placeholder timer firings.
     pub placeholders_created: i64,
+    /// Placeholders removed with PLACEHOLDER_REPLACED.
     pub placeholders_replaced: i64,
+    /// Placeholders removed any other way, and pending placeholder asks timed out.
     pub placeholders_timed_out: i64,
+    /// Times the placeholder timer fired.
     pub placeholder_timeouts: u32,
 }
 
@@ -55,6 +66,7 @@ pub struct AppSummary {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct CycleRow {
+    /// Seconds.
     pub at: f64,
     /// Decisions made (0-2: placeholders, pods).
     pub decisions: u32,
@@ -74,14 +86,21 @@ pub struct CycleRow {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
+    /// Application attempts.
     pub apps: usize,
+    /// Attempts with a real pod bound.
     pub started: usize,
+    /// Attempts that never bound a real pod.
     pub never_started: usize,
+    /// Attempts that reached Completed.
     pub completed: usize,
+    /// Attempts that reached Failed.
     pub failed: usize,
+    /// Attempts that were Rejected at admission.
     pub rejected: usize,
     /// Seconds, over started applications.
     pub mean_wait: Option<f64>,
+    /// Seconds, nearest rank, over started applications.
     pub p95_wait: Option<f64>,
     /// Time-weighted real usage over capacity, per resource, up to the horizon.
     pub utilisation: BTreeMap<String, f64>,
@@ -89,12 +108,19 @@ pub struct Totals {
     pub reserved_idle: BTreeMap<String, f64>,
     /// The same in unit-hours (cpu cores, memory GiB, devices, else base units).
     pub reserved_idle_hours: BTreeMap<String, f64>,
+    /// Placeholder pods the shim created, over all attempts.
     pub placeholders_created: i64,
+    /// Placeholders removed with PLACEHOLDER_REPLACED, over all attempts.
     pub placeholders_replaced: i64,
+    /// Placeholders removed any other way, and pending placeholder asks timed out.
     pub placeholders_timed_out: i64,
+    /// Placeholder timer firings, over all attempts.
     pub placeholder_timeouts: u32,
+    /// Cycles that were solved (unchanged idle cycles are skipped).
     pub cycles_run: usize,
+    /// Solver decisions over the run.
     pub decisions: u64,
+    /// Decisions validated by the checker (`--check`).
     pub decisions_checked: u64,
     /// Checked decisions that failed the validator (logged as `checkFailed`, not applied).
     pub check_failures: u64,
@@ -104,8 +130,11 @@ pub struct Totals {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Timing {
+    /// Wall-clock time of the whole run.
     pub wall_millis: f64,
+    /// Wall-clock time inside the solver.
     pub solve_millis: f64,
+    /// Cycles run over wall-clock seconds.
     pub cycles_per_wall_second: f64,
 }
 
@@ -113,17 +142,24 @@ pub struct Timing {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
+    /// The scenario's description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The cycle solver's name.
     pub solver: String,
+    /// The placeholder mode's name (`yunikorn`, `atomic`).
     pub placeholders: String,
     /// Seconds.
     pub cycle_period: f64,
     /// Usage is integrated from 0 to here: `until`, else the last change of usage.
     pub horizon: f64,
+    /// Totals of the run.
     pub totals: Totals,
+    /// One row per application attempt, in submission order.
     pub apps: Vec<AppSummary>,
+    /// One row per cycle run.
     pub cycles: Vec<CycleRow>,
+    /// Wall-clock figures.
     pub timing: Timing,
 }
 

@@ -23,8 +23,11 @@ const MAX_TIME: Ms = 366 * 24 * 3_600_000;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum TimeDoc {
+    /// Whole seconds.
     Int(i64),
+    /// Seconds with a fraction.
     Float(f64),
+    /// A number with a unit (`ms`, `s`, `m`, `h`, `d`).
     Text(String),
 }
 
@@ -93,6 +96,7 @@ pub struct ScenarioDoc {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventDoc {
+    /// When the event happens (non-decreasing over the timeline).
     pub at: TimeDoc,
     /// An application is submitted (its originator and other pods, task groups).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,8 +136,10 @@ pub struct SubmitDoc {
     /// Leaf queue (default `root.default` when the instance has queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// Priority of the application's pods (the originator's priority class).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
+    /// `yunikorn.apache.org/task-groups`: the gang's task groups (none: a plain application).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub task_groups: Vec<TaskGroupDoc>,
     /// `placeholderTimeoutInSeconds` (absent or <= 0: YuniKorn's 15 minutes).
@@ -151,14 +157,20 @@ pub struct SubmitDoc {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskGroupDoc {
+    /// The group's name, referenced by its pods' `taskGroup`.
     pub name: String,
+    /// `minMember`: placeholders the shim creates for the group (1 to 10000).
     pub min_member: i64,
+    /// `minResource`: the requests of each placeholder of the group.
     #[serde(deserialize_with = "unique_map")]
     pub min_resource: ResourcesDoc,
+    /// Copied to the group's placeholders.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub node_selector: BTreeMap<String, String>,
+    /// Copied to the group's placeholders.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<TolerationDoc>,
+    /// Required node affinity (OR of ANDed terms), copied to the group's placeholders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<Vec<Vec<NodeSelectorRequirementDoc>>>,
 }
@@ -167,6 +179,7 @@ pub struct TaskGroupDoc {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodSpecDoc {
+    /// Unique in the scenario (`tg-` is reserved for the shim's placeholders).
     pub name: String,
     /// The application (required for `createPod`; inside `submit` it is the submission's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -174,12 +187,16 @@ pub struct PodSpecDoc {
     /// `yunikorn.apache.org/task-group-name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_group: Option<String>,
+    /// Resource requests.
     #[serde(default, deserialize_with = "unique_map")]
     pub requests: ResourcesDoc,
+    /// Labels a node must carry.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_map")]
     pub node_selector: BTreeMap<String, String>,
+    /// Taints the pod tolerates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<TolerationDoc>,
+    /// Required node affinity (OR of ANDed terms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<Vec<Vec<NodeSelectorRequirementDoc>>>,
     /// Runs this long once bound, then completes (absent: until `completePod`).
@@ -193,58 +210,92 @@ pub struct PodSpecDoc {
 /// A validated pod spec in engine units.
 #[derive(Clone, Debug)]
 pub struct PodSpec {
+    /// The pod's name.
     pub name: String,
+    /// `yunikorn.apache.org/task-group-name`.
     pub task_group: Option<String>,
     /// Per resource of [`Scenario::resources`].
     pub req: Vec<i64>,
+    /// Labels a node must carry.
     pub node_selector: BTreeMap<String, String>,
+    /// Taints the pod tolerates.
     pub tolerations: Vec<TolerationDoc>,
+    /// Required node affinity (OR of ANDed terms).
     pub node_affinity: Option<Vec<Vec<NodeSelectorRequirementDoc>>>,
+    /// Run time once bound (none: until `completePod`).
     pub duration: Option<Ms>,
+    /// Carries YuniKorn's placeholder annotation.
     pub placeholder: bool,
 }
 
 /// A validated task group.
 #[derive(Clone, Debug)]
 pub struct TaskGroup {
+    /// The group's name.
     pub name: String,
+    /// `minMember`: placeholders created for the group.
     pub min_member: i64,
+    /// `minResource` per resource of [`Scenario::resources`]: one placeholder's requests.
     pub req: Vec<i64>,
+    /// Copied to the group's placeholders.
     pub node_selector: BTreeMap<String, String>,
+    /// Copied to the group's placeholders.
     pub tolerations: Vec<TolerationDoc>,
+    /// Copied to the group's placeholders.
     pub node_affinity: Option<Vec<Vec<NodeSelectorRequirementDoc>>>,
 }
 
 /// A validated submission.
 #[derive(Clone, Debug)]
 pub struct Submit {
+    /// The application ID.
     pub app: String,
+    /// The leaf queue (none when the instance has no queues).
     pub queue: Option<String>,
+    /// Priority of the application's pods.
     pub priority: i64,
+    /// The gang's task groups (empty: a plain application).
     pub task_groups: Vec<TaskGroup>,
     /// The configured `placeholderTimeoutInSeconds` (0 when absent).
     pub timeout_secs: i64,
+    /// `gangSchedulingStyle: Hard` (a placeholder timeout fails the application).
     pub hard: bool,
+    /// Pods created with the submission, the originator first.
     pub pods: Vec<PodSpec>,
 }
 
 /// A validated event.
 #[derive(Clone, Debug)]
 pub enum Event {
+    /// An application is submitted.
     Submit(Submit),
-    CreatePod { app: String, pod: PodSpec },
+    /// A pod of an earlier submitted application is created.
+    CreatePod {
+        /// The application ID.
+        app: String,
+        /// The pod.
+        pod: PodSpec,
+    },
+    /// The named pod finishes (running) or goes away (not running yet).
     CompletePod(String),
+    /// The named pod is deleted.
     DeletePod(String),
+    /// A node joins the cluster.
     AddNode(NodeDoc),
+    /// The named node leaves with its pods (the core's node DECOMMISSION).
     RemoveNode(String),
+    /// The scheduler restarts and recovers from the cluster.
     Restart,
 }
 
 /// A validated scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// Free text, copied into the summary.
     pub description: Option<String>,
+    /// `cyclePeriod`: time between scheduling cycles.
     pub period: Ms,
+    /// Stop here (none: when nothing is left to happen).
     pub until: Option<Ms>,
     /// The initial instance as written (validated).
     pub instance: InstanceDoc,
@@ -254,6 +305,7 @@ pub struct Scenario {
     pub resources: Vec<String>,
     /// Scale of each resource.
     pub scales: Vec<Scale>,
+    /// The timeline, in non-decreasing time.
     pub events: Vec<(Ms, Event)>,
 }
 

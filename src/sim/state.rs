@@ -8,26 +8,42 @@ use std::fmt;
 /// The ten application states of the core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AppState {
+    /// Added to the partition, no ask yet.
     New,
+    /// The first ask (or recovered allocation) arrived; placeholders are being allocated.
     Accepted,
+    /// The whole placeholderAsk is allocated, or a real pod is.
     Running,
+    /// Refused at admission (FAIR leaf, placeholderAsk above the queue max).
     Rejected,
+    /// Nothing pending and no real allocation; the 30 s completing timer runs.
     Completing,
+    /// Done; the application ID is free for reuse.
     Completed,
+    /// Hard placeholder timeout: waiting for the last placeholder release.
     Failing,
+    /// Hard timeout finished: every placeholder is gone.
     Failed,
+    /// Three days after Completed, Failed or Rejected.
     Expired,
+    /// Soft placeholder timeout: waiting for the last placeholder release, then Accepted.
     Resuming,
 }
 
 /// The events of the state machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppEvent {
+    /// `runApplication`: New/Resuming to Accepted, Accepted/Completing to Running.
     Run,
+    /// `rejectApplication`: New to Rejected.
     Reject,
+    /// `completeApplication`: to Completing, then Completing to Completed.
     Complete,
+    /// `failApplication`: to Failing, then Failing to Failed.
     Fail,
+    /// `resumeApplication`: the Soft placeholder timeout, New/Accepted to Resuming.
     Resume,
+    /// `expireApplication`: Completed/Failed/Rejected to Expired.
     Expire,
 }
 
@@ -81,10 +97,15 @@ impl AppState {
 /// `si.TerminationType` (§8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Termination {
+    /// `UNKNOWN_TERMINATION_TYPE`: the core removes an allocation on node removal.
     Unknown,
+    /// `STOPPED_BY_RM`: the pod finished or was deleted on the shim's side.
     StoppedByRm,
+    /// `TIMEOUT`: placeholder timeout, Completing cleanup, or a real pod larger than its placeholder.
     Timeout,
+    /// `PREEMPTED_BY_SCHEDULER`: a preemption victim.
     PreemptedByScheduler,
+    /// `PLACEHOLDER_REPLACED`: a placeholder swapped for a real pod of its task group.
     PlaceholderReplaced,
 }
 
@@ -105,14 +126,19 @@ impl Termination {
 /// shim sends to the core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShimState {
+    /// Created from the first pod of the application ID.
     New,
+    /// The core accepted the AddApplicationRequest.
     Accepted,
     /// Only placeholder pods go to the core; real pods are held.
     Reserving,
     /// Placeholders are being deleted after a Soft timeout; real pods still held.
     Resuming,
+    /// Every task group has minMember bound placeholders (or no gang): real pods go to the core.
     Running,
+    /// Hard timeout or core failure: held real pods fail.
     Failed,
+    /// The core rejected the application: its pods fail `ApplicationRejected`.
     Rejected,
 }
 
