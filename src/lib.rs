@@ -33,6 +33,7 @@
 // loop reads clearer there than nested zips. Tuples of ids and scores name their parts at
 // the use site.
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
+#![warn(missing_docs)]
 
 pub mod check;
 pub mod kube;
