@@ -499,3 +499,52 @@ fn scenario_errors_name_the_path() {
         "events[0].completePod: no pod \"ghost\" of an application is created before"
     );
 }
+
+/// Node removal (yunikorn-core `partition.go removeNodeAllocations`, reached from
+/// `context.go updateNode` on DECOMMISSION; section 8's UNKNOWN_TERMINATION_TYPE). Both
+/// placeholders at 0 s (n1, then n2 before n3 in node order); n-0 replaces the first at
+/// 10 s, bound at 20 s. At 30 s n2 leaves with the unreplaced placeholder: removed
+/// UNKNOWN, which counts as TimedOut (2/1/1), the placeholder timer cleared as no
+/// placeholder is left, no state change (n-0 runs). n-1 created at 40 s: Count 2 =
+/// Replaced 1 + TimedOut 1, so canReplace is false and it is allocated normally on the
+/// only free node, n3. At 50 s n1 leaves with n-0: removed UNKNOWN, created again, but no
+/// node has room until n4 joins at 60 s; n-0 then runs to 120 s, n-1 to 100 s;
+/// Completing at 120 s, Completed 30 s later, Expired three days after.
+#[test]
+fn node_removal_section_8() {
+    let out = run("node-removal");
+    check(
+        &out,
+        &with(
+            "job-n",
+            &[
+                "0 job-n allocation tg-job-n-workers-0@n1",
+                "0 job-n placeholderTimer started 900",
+                "0 job-n allocation tg-job-n-workers-1@n2",
+                "0 job-n state Accepted>Running runApplication",
+                "0 job-n shimState Reserving>Running",
+                "10 job-n release tg-job-n-workers-0 PLACEHOLDER_REPLACED",
+                "20 job-n released tg-job-n-workers-0 PLACEHOLDER_REPLACED 2/1/0",
+                "20 job-n allocation n-0@n1",
+                "30 nodeRemoved",
+                "30 job-n released tg-job-n-workers-1 UNKNOWN_TERMINATION_TYPE 2/1/1",
+                "30 job-n placeholderTimer cleared",
+                "40 job-n podCreated n-1",
+                "40 job-n allocation n-1@n3",
+                "50 nodeRemoved",
+                "50 job-n released n-0 UNKNOWN_TERMINATION_TYPE",
+                "50 job-n podCreated n-0",
+                "60 nodeAdded",
+                "60 job-n allocation n-0@n4",
+                "100 job-n released n-1 STOPPED_BY_RM",
+                "120 job-n released n-0 STOPPED_BY_RM",
+                "120 job-n state Running>Completing completeApplication",
+                "150 job-n state Completing>Completed completeApplication",
+                "259350 job-n state Completed>Expired expireApplication",
+            ],
+        ),
+    );
+    let a = &out.summary.apps[0];
+    assert_eq!((a.placeholders[0].count, a.placeholders[0].replaced, a.placeholders[0].timed_out), (2, 1, 1));
+    assert_eq!(a.placeholders_created, 2);
+}
