@@ -348,6 +348,10 @@ enum Command {
         /// With --openb: the seed of cluster sample, arrivals and shapes.
         #[arg(long, default_value_t = 1, requires = "openb")]
         seed: u64,
+        /// With --openb: write the generated scenario (YAML, to --out or standard output)
+        /// instead of running it; `tessera simulate FILE` replays it unchanged.
+        #[arg(long, requires = "openb")]
+        emit_scenario: bool,
         /// Cycle solver(s), comma-separated (see `solve --list-solvers`).
         #[arg(long, default_value = "exact")]
         solver: String,
@@ -601,6 +605,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             hours,
             load,
             seed,
+            emit_scenario,
             solver,
             placeholders,
             format,
@@ -613,6 +618,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let sc = match (scenario, openb) {
                 (_, Some(nodes)) => {
                     let doc = tessera::sim::openb::scenario(nodes, hours, load, seed).map_err(|e| format!("--openb: {e}"))?;
+                    if emit_scenario {
+                        let text = serde_yaml_ng::to_string(&doc).map_err(|e| format!("--emit-scenario: {e}"))?;
+                        write_out(out.as_deref(), &text)?;
+                        return Ok(ExitCode::SUCCESS);
+                    }
                     tessera::sim::Scenario::from_doc(&doc).map_err(|e| format!("--openb: {e}"))?
                 }
                 (Some(path), None) => {
@@ -838,7 +848,36 @@ fn simulate(
     for &solver in &kinds {
         for &placeholders in &modes {
             let opts = SimOptions { solver, placeholders, time_limit, work_limit, threads, check };
-            runs.push(pool.install(|| tessera::sim::simulate(sc, &opts))?);
+            let bar = progress_bar(100);
+            bar.set_message(format!("{} / {}: simulated time", solver.name(), placeholders.name()));
+            // Off a terminal (a log file, CI) the bar is hidden: a line every 10 % instead.
+            let plain = !std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let mut last_tenth = 0;
+            let mut tick = |p: tessera::sim::Progress| {
+                if p.end <= 0 {
+                    return;
+                }
+                let pct = (p.at.clamp(0, p.end) * 100 / p.end) as u64;
+                bar.set_position(pct);
+                if plain && pct / 10 > last_tenth {
+                    last_tenth = pct / 10;
+                    eprintln!("simulate: {} / {}: {pct} % of simulated time, {} cycles", solver.name(), placeholders.name(), p.cycles);
+                }
+            };
+            let run = pool.install(|| tessera::sim::simulate_with_progress(sc, &opts, &mut tick))?;
+            bar.finish_and_clear();
+            if plain {
+                let t = &run.summary.totals;
+                eprintln!(
+                    "simulate: {} / {}: done, {} cycles, {} decisions checked, {} failed",
+                    solver.name(),
+                    placeholders.name(),
+                    t.cycles_run,
+                    t.decisions_checked,
+                    t.check_failures
+                );
+            }
+            runs.push(run);
         }
     }
     let failures: u64 = runs.iter().map(|r| r.summary.totals.check_failures).sum();

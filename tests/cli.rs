@@ -506,3 +506,28 @@ fn the_look_ahead_never_costs_a_proven_term_1() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `simulate --openb --emit-scenario` writes the generated scenario; replaying that file
+/// gives the same event log and summary as generating it in place. The progress lines
+/// (standard error is not a terminal here) go to standard error only.
+#[test]
+fn simulate_emitted_openb_scenario_replays_the_same_run() {
+    let dir = scratch("emit-scenario");
+    let file = dir.join("day.yaml");
+    let gen = ["--openb", "64", "--hours", "0.25"];
+    let o = tessera(&[&["simulate"][..], &gen, &["--emit-scenario", "--out", s(&file)]].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&file).expect("the scenario was written");
+    assert!(text.contains("cyclePeriod") && text.contains("submit"), "{text}");
+    let run = ["--solver", "ffd", "--check"];
+    let direct = tessera(&[&["simulate"][..], &gen, &run].concat());
+    let replay = tessera(&[&["simulate", s(&file)][..], &run].concat());
+    assert_eq!(code(&direct), 0, "{}", stderr(&direct));
+    assert_eq!(code(&replay), 0, "{}", stderr(&replay));
+    // The summary's wall-clock timing differs between runs; everything before it must not.
+    let body = |o: &Output| stdout(o).lines().filter(|l| !l.contains("\"kind\":\"summary\"")).map(String::from).collect::<Vec<_>>();
+    assert!(body(&direct).len() > 10, "a quarter hour on 64 nodes has events");
+    assert_eq!(body(&direct), body(&replay));
+    assert!(stderr(&direct).contains("% of simulated time") && stderr(&direct).contains("ffd / yunikorn: done"), "{}", stderr(&direct));
+    assert!(!stdout(&direct).contains("simulated time"));
+}

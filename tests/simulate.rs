@@ -529,10 +529,12 @@ fn node_removal_section_8() {
                 "30 nodeRemoved",
                 "30 job-n released tg-job-n-workers-1 UNKNOWN_TERMINATION_TYPE 2/1/1",
                 "30 job-n placeholderTimer cleared",
+                "30 job-n release tg-job-n-workers-1 STOPPED_BY_RM",
                 "40 job-n podCreated n-1",
                 "40 job-n allocation n-1@n3",
                 "50 nodeRemoved",
                 "50 job-n released n-0 UNKNOWN_TERMINATION_TYPE",
+                "50 job-n release n-0 STOPPED_BY_RM",
                 "50 job-n podCreated n-0",
                 "60 nodeAdded",
                 "60 job-n allocation n-0@n4",
@@ -547,4 +549,20 @@ fn node_removal_section_8() {
     let a = &out.summary.apps[0];
     assert_eq!((a.placeholders[0].count, a.placeholders[0].replaced, a.placeholders[0].timed_out), (2, 1, 1));
     assert_eq!(a.placeholders_created, 2);
+}
+
+/// Progress is reported once per cycle, in simulated-time order, and ends at the last
+/// cycle the summary counts.
+#[test]
+fn progress_is_reported_after_every_cycle() {
+    let sc = scenario("soft-timeout");
+    let mut seen = Vec::new();
+    let out = tessera::sim::simulate_with_progress(&sc, &SimOptions::default(), &mut |p| seen.push(p)).expect("soft-timeout runs");
+    assert_eq!(seen.len(), out.summary.totals.cycles_run, "one report per cycle");
+    assert!(seen.windows(2).all(|w| w[0].at < w[1].at && w[0].cycles + 1 == w[1].cycles), "{seen:?}");
+    assert_eq!(seen.first().map(|p| p.cycles), Some(1));
+    let end = sc.until.or(sc.events.last().map(|e| e.0)).expect("the scenario has events");
+    assert!(seen.iter().all(|p| p.end == end), "{seen:?}");
+    // The same run without a callback decides the same.
+    assert_eq!(simulate(&sc, &SimOptions::default()).expect("runs").log, out.log);
 }

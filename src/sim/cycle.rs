@@ -383,8 +383,9 @@ impl World<'_> {
     }
 
     /// Runs the scenario to its end.
-    pub(super) fn run(&mut self) -> Result<(), String> {
+    pub(super) fn run(&mut self, progress: &mut dyn FnMut(super::Progress)) -> Result<(), String> {
         let events = &self.sc.events;
+        let end = self.sc.until.or(events.last().map(|e| e.0)).unwrap_or(0);
         let mut i = 0;
         loop {
             let te = [events.get(i).map(|e| e.0), self.next_timer()].into_iter().flatten().min();
@@ -409,6 +410,7 @@ impl World<'_> {
                 self.fire_timers_at(t);
             } else {
                 self.cycle(t)?;
+                progress(super::Progress { at: t, end, cycles: self.cycles.len() as u64 });
             }
         }
         Ok(())

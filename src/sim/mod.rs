@@ -124,9 +124,26 @@ impl Outcome {
 /// Runs `scenario` to its end. Errors: a cycle instance the simulator could not build
 /// (a bug, reported rather than hidden).
 pub fn simulate(scenario: &Scenario, opts: &SimOptions) -> Result<Outcome, String> {
+    simulate_with_progress(scenario, opts, &mut |_| {})
+}
+
+/// How far a run has got, passed to the callback of [`simulate_with_progress`] after
+/// every cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time reached, in ms.
+    pub at: scenario::Ms,
+    /// Where the run ends: `until`, else the last timeline event (timers may run later).
+    pub end: scenario::Ms,
+    /// Cycles run so far.
+    pub cycles: u64,
+}
+
+/// [`simulate`], reporting progress after every cycle (a day of cycles can take hours).
+pub fn simulate_with_progress(scenario: &Scenario, opts: &SimOptions, progress: &mut dyn FnMut(Progress)) -> Result<Outcome, String> {
     let start = std::time::Instant::now();
     let mut w = world::World::new(scenario, opts);
-    w.run()?;
+    w.run(progress)?;
     let summary = report::summarize(&w, start.elapsed());
     Ok(Outcome { log: std::mem::take(&mut w.log), summary })
 }

@@ -1187,10 +1187,25 @@ impl<'s> World<'s> {
         }
     }
 
+    /// A node leaves with its pods (partition.go `removeNode`, `removeNodeAllocations`;
+    /// context.go `updateNode`, case DECOMISSION).
     fn remove_node(&mut self, name: &str) {
         self.emit(None, "nodeRemoved", vec![("node", json!(name))]);
         let on: Vec<PodId> = (0..self.pods.len()).filter(|&p| self.node_of(p).as_deref() == Some(name)).collect();
+        // Every application allocation removed here is then sent to the shim in one batch
+        // (context.go updateNode, DECOMISSION: STOPPED_BY_RM "Node <id> Removed"); the shim
+        // acts on no release of that type, so nothing follows from it.
+        let mut to_shim = Vec::new();
+        // Real pods come back after that (their controllers' doing, seen later).
+        let mut recreated = Vec::new();
         for p in on {
+            if let (Phase::Bound(_), Some(a)) = (&self.pods[p].phase, self.pods[p].app) {
+                let mut f = self.pod_fields(p);
+                f.insert(1, ("node", json!(name)));
+                f.push(("terminationType", json!(Termination::StoppedByRm.name())));
+                f.push(("message", json!(format!("Node {name} Removed"))));
+                to_shim.push((a, f));
+            }
             match (self.pods[p].phase.clone(), self.pods[p].app) {
                 (Phase::Bound(_), None) => {
                     self.pods[p].phase = Phase::Gone;
@@ -1226,12 +1241,18 @@ impl<'s> World<'s> {
                         }
                         None => {
                             self.remove_allocation(a, p, Termination::Unknown);
-                            self.recreate(p);
+                            recreated.push(p);
                         }
                     }
                 }
                 _ => {}
             }
+        }
+        for (a, f) in to_shim {
+            self.emit(Some(a), "release", f);
+        }
+        for p in recreated {
+            self.recreate(p);
         }
         if let Some(i) = self.nodes.iter().position(|n| n.name == name) {
             let n = self.nodes.remove(i);
