@@ -423,14 +423,7 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), String> {
             print!("{text}");
             Ok(())
         }
-        Some(p) => {
-            let tmp = p.with_extension(format!("tmp.{}", std::process::id()));
-            std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-            std::fs::rename(&tmp, p).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                format!("{}: {e}", p.display())
-            })
-        }
+        Some(p) => tessera::tooling::write_atomic(p, text),
     }
 }
 

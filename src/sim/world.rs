@@ -609,12 +609,7 @@ impl<'s> World<'s> {
     pub fn release(&mut self, a: AppIdx, p: PodId, term: Termination, message: &str) {
         self.pods[p].released = Some(term);
         self.in_flight.push((p, term, self.now));
-        let mut f = self.pod_fields(p);
-        if let Some(n) = self.node_of(p) {
-            f.insert(1, ("node", json!(n)));
-        }
-        f.push(("terminationType", json!(term.name())));
-        f.push(("message", json!(message)));
+        let f = self.release_fields(p, self.node_of(p), term, message);
         self.emit(Some(a), "release", f);
         self.touch();
         // ReleaseAppAllocation moves a shim application in Reserving to Running (§7).
@@ -622,6 +617,17 @@ impl<'s> World<'s> {
             self.shim_set(a, ShimState::Running);
             self.shim_send_reals(a);
         }
+    }
+
+    /// The fields of a `release` line: the pod, its node, the termination type, the message.
+    fn release_fields(&self, p: PodId, node: Option<String>, term: Termination, message: &str) -> Vec<(&'static str, Value)> {
+        let mut f = self.pod_fields(p);
+        if let Some(n) = node {
+            f.insert(1, ("node", json!(n)));
+        }
+        f.push(("terminationType", json!(term.name())));
+        f.push(("message", json!(message)));
+        f
     }
 
     /// The shim's confirmation of a release reaches the core (`partition.removeAllocation`).
@@ -1200,11 +1206,8 @@ impl<'s> World<'s> {
         let mut recreated = Vec::new();
         for p in on {
             if let (Phase::Bound(_), Some(a)) = (&self.pods[p].phase, self.pods[p].app) {
-                let mut f = self.pod_fields(p);
-                f.insert(1, ("node", json!(name)));
-                f.push(("terminationType", json!(Termination::StoppedByRm.name())));
-                f.push(("message", json!(format!("Node {name} Removed"))));
-                to_shim.push((a, f));
+                to_shim
+                    .push((a, self.release_fields(p, Some(name.to_string()), Termination::StoppedByRm, &format!("Node {name} Removed"))));
             }
             match (self.pods[p].phase.clone(), self.pods[p].app) {
                 (Phase::Bound(_), None) => {

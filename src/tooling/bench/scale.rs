@@ -18,6 +18,7 @@
 
 use crate::check;
 use crate::model::Instance;
+use crate::tooling::write_atomic;
 use crate::wire::decision::{Decision, Objective, Status};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -559,12 +560,6 @@ fn csv(lines: &[Line]) -> String {
         }
     }
     s
-}
-
-fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Today's date (UTC) as YYYY-MM-DD.
