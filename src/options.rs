@@ -179,6 +179,9 @@ pub enum EngineChoice {
     /// not express (queues, `preemptionModel: yunikorn`, a required hostname level) still
     /// go to the compact model.
     Decomposition,
+    /// The decomposition engine proves term 1 with part of the budget, then the compact
+    /// model continues from its decision and bounds (`models/decomposition.md` §1).
+    Handoff,
 }
 
 /// Where the incumbent's value goes in as a floor row on a tier's objective.
@@ -275,6 +278,7 @@ impl Diagnostics {
             engine: match std::env::var("TESSERA_ENGINE").as_deref() {
                 Ok("compact") => Some(EngineChoice::Compact),
                 Ok("decomposition") | Ok("colgen") => Some(EngineChoice::Decomposition),
+                Ok("handoff") => Some(EngineChoice::Handoff),
                 _ => None,
             },
             highs_options: std::env::var("TESSERA_HIGHS_OPT")

@@ -28,12 +28,37 @@ fn cases() -> Vec<u64> {
 }
 
 fn forced(work: Option<u64>) -> Options {
+    with_engine(EngineChoice::Decomposition, work)
+}
+
+fn with_engine(engine: EngineChoice, work: Option<u64>) -> Options {
     Options {
         time_limit: Some(std::time::Duration::from_secs(20)),
         work_limit: work,
-        diagnostics: Diagnostics { engine: Some(EngineChoice::Decomposition), ..Diagnostics::default() },
+        diagnostics: Diagnostics { engine: Some(engine), ..Diagnostics::default() },
         ..Options::default()
     }
+}
+
+/// Whether the decomposition engine decided `d` (the compact model takes what it does not
+/// express).
+fn by_decomposition(d: &Decision) -> bool {
+    d.stats.other.get("engine").and_then(|v| v.as_str()) == Some("decomposition")
+}
+
+/// Whether `d` came from a hand-off (the decomposition engine's term 1, then the compact
+/// model).
+fn by_handoff(d: &Decision) -> bool {
+    d.stats.other.contains_key("handoffMillis")
+}
+
+/// What one engine choice did over the tiny instances.
+struct Tally {
+    total: usize,
+    skipped: usize,
+    optimal: usize,
+    open_rows: usize,
+    problems: Vec<String>,
 }
 
 /// Rows of a decision's objective, by (term, level) -> value, with evictions as pods.
@@ -64,6 +89,51 @@ fn keyed(inst: &Instance, key: &[i64]) -> BTreeMap<(u8, i64), i64> {
 #[test]
 fn decomposition_matches_the_reference_and_its_bounds_hold() {
     let work = std::env::var("TESSERA_WORK").ok().and_then(|v| v.parse().ok()).or(Some(1));
+    let (t, searched) = against_the_reference(&forced(work), by_decomposition, |d| {
+        // Decided by the warm start and the trivial bounds alone (nothing searched).
+        d.stats.other.get("pricingRounds").and_then(|v| v.as_u64()).unwrap_or(0) > 0
+    });
+    eprintln!(
+        "decomposition: {} instances ({} skipped), {searched} needed a search, {} Optimal, {} with an open row",
+        t.total, t.skipped, t.optimal, t.open_rows
+    );
+    for p in t.problems.iter().take(5) {
+        eprintln!("{p}\n---");
+    }
+    assert!(t.problems.is_empty(), "{} problems (first shown above)", t.problems.len());
+    if cases().len() > 100 {
+        assert!(
+            t.open_rows * 100 >= searched * 30,
+            "only {} of the {searched} decisions that needed a search end with an open row: the bounds are barely exercised",
+            t.open_rows
+        );
+        assert!(t.optimal * 100 >= t.total * 30, "only {} of {} decisions are Optimal", t.optimal, t.total);
+    }
+}
+
+/// The hand-off (the decomposition engine's term 1 with half the budget, then the compact
+/// model from its decision and bounds), forced on the tiny class: the same checks, and the
+/// combined bounds hold.
+#[test]
+fn handoff_matches_the_reference_and_its_bounds_hold() {
+    let work = std::env::var("TESSERA_WORK").ok().and_then(|v| v.parse().ok()).or(Some(2));
+    let (t, _) = against_the_reference(&with_engine(EngineChoice::Handoff, work), by_handoff, |_| true);
+    eprintln!("hand-off: {} instances ({} skipped), {} Optimal, {} with an open row", t.total, t.skipped, t.optimal, t.open_rows);
+    for p in t.problems.iter().take(5) {
+        eprintln!("{p}\n---");
+    }
+    assert!(t.problems.is_empty(), "{} problems (first shown above)", t.problems.len());
+    if cases().len() > 100 {
+        assert!(t.total * 100 >= (t.total + t.skipped) * 50, "the hand-off decided only {} of {}", t.total, t.total + t.skipped);
+        assert!(t.open_rows * 100 >= t.total * 5, "only {} of {} decisions end with an open row", t.open_rows, t.total);
+        assert!(t.optimal * 100 >= t.total * 30, "only {} of {} decisions are Optimal", t.optimal, t.total);
+    }
+}
+
+/// Solves every tiny instance the brute force can take with `opts`, keeps those `used`
+/// says the engine under test decided, and checks each against the reference optimum;
+/// also counts those `searched` accepts.
+fn against_the_reference(opts: &Options, used: fn(&Decision) -> bool, searched_by: fn(&Decision) -> bool) -> (Tally, usize) {
     let mut problems = Vec::new();
     let (mut total, mut optimal, mut open_rows, mut skipped, mut searched) = (0, 0, 0, 0, 0);
     for seed in cases() {
@@ -76,17 +146,15 @@ fn decomposition_matches_the_reference_and_its_bounds_hold() {
             continue;
         }
         let yaml = serde_yaml_ng::to_string(&doc).unwrap_or_default();
-        let d = tessera::solve(&inst, &forced(work));
+        let d = tessera::solve(&inst, opts);
         // A cycle the engine does not express (a required hostname level) goes to the
-        // compact model: not this test's subject.
-        if d.stats.other.get("engine").and_then(|v| v.as_str()) != Some("decomposition") {
+        // compact model alone: not this test's subject.
+        if !used(&d) {
             skipped += 1;
             continue;
         }
         total += 1;
-        // Decided by the warm start and the trivial bounds alone (nothing searched).
-        let rounds = d.stats.other.get("pricingRounds").and_then(|v| v.as_u64()).unwrap_or(0);
-        searched += (rounds > 0) as usize;
+        searched += searched_by(&d) as usize;
         let report = tessera::check(&inst, &d);
         if !report.is_valid() {
             problems.push(format!("seed {seed}: invalid decision\n{}\n{yaml}", tessera::check::render(&report)));
@@ -157,20 +225,7 @@ fn decomposition_matches_the_reference_and_its_bounds_hold() {
         }
         open_rows += open as usize;
     }
-    eprintln!(
-        "decomposition: {total} instances ({skipped} skipped), {searched} needed a search, {optimal} Optimal, {open_rows} with an open row"
-    );
-    for p in problems.iter().take(5) {
-        eprintln!("{p}\n---");
-    }
-    assert!(problems.is_empty(), "{} problems (first shown above)", problems.len());
-    if cases().len() > 100 {
-        assert!(
-            open_rows * 100 >= searched * 30,
-            "only {open_rows} of the {searched} decisions that needed a search end with an open row: the bounds are barely exercised"
-        );
-        assert!(optimal * 100 >= total * 30, "only {optimal} of {total} decisions are Optimal");
-    }
+    (Tally { total, skipped, optimal, open_rows, problems }, searched)
 }
 
 /// With no work limit the engine proves the reference optimum on the tiny class.
@@ -185,7 +240,7 @@ fn decomposition_proves_the_reference_optimum_without_a_work_limit() {
             continue;
         }
         let d = tessera::solve(&inst, &forced(None));
-        if d.stats.other.get("engine").and_then(|v| v.as_str()) != Some("decomposition") {
+        if !by_decomposition(&d) {
             continue;
         }
         total += 1;
@@ -205,4 +260,37 @@ fn decomposition_proves_the_reference_optimum_without_a_work_limit() {
         eprintln!("{p}\n---");
     }
     assert!(problems.is_empty(), "{} of {total} instances not proven at the optimum", problems.len());
+}
+
+/// Without a switch the exact engine hands a cycle off when it has victims and 200 to 999
+/// nodes: preempt-256 is handed off, and its decision passes `tessera check` with a bound
+/// on every placed row up to the first open one; flat-64 with preemption (too few nodes)
+/// and flat-256 without preemption (no victims) are not.
+#[test]
+fn handoff_is_chosen_by_size_and_victims() {
+    use tessera::wire::OptionsDoc;
+    let opts = Options { time_limit: Some(std::time::Duration::from_secs(4)), ..Options::default() };
+    let solve = |class: &str, preemption: bool| {
+        let mut doc = tessera::tooling::generate::generate(class, 1).expect("a class");
+        doc.options.get_or_insert_with(OptionsDoc::default).preemption = Some(preemption);
+        let inst = Instance::from_doc(&doc).expect("generated instances are valid");
+        let d = tessera::solve(&inst, &opts);
+        assert!(tessera::check(&inst, &d).is_valid(), "{class}: {}", tessera::check::render(&tessera::check(&inst, &d)));
+        (inst, d)
+    };
+    let (inst, d) = solve("preempt-256", true);
+    assert!(by_handoff(&d), "preempt-256 was not handed off: {:?}", d.stats);
+    let b = d.bounds.as_ref().expect("bounds");
+    let levels = inst.rank_levels().len();
+    let placed = &d.objective.placed_by_priority;
+    // Every placed row is bounded until the first open one, and none below it.
+    let first_open = b.placed_by_priority.iter().zip(placed).position(|(pb, row)| pb.at_most != row.placed);
+    let expected_rows = first_open.map_or(levels, |i| i + 1);
+    assert_eq!(b.placed_by_priority.len(), expected_rows, "{b:?} for {placed:?}");
+    for (pb, row) in b.placed_by_priority.iter().zip(placed) {
+        assert_eq!(pb.priority, row.priority);
+        assert!(pb.at_most >= row.placed && pb.at_most <= row.pending, "{pb:?} for {row:?}");
+    }
+    assert!(!by_handoff(&solve("flat-64", true).1), "flat-64 has fewer than 200 nodes");
+    assert!(!by_handoff(&solve("flat-256", false).1), "flat-256 without preemption has no victims");
 }

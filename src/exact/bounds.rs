@@ -8,7 +8,9 @@
 //! w_k`, rounded down (`lo_j` the least row `j` can be: 0, or minus its range for an
 //! eviction row), exactly what the weighted bound implies and nothing looser. A row no
 //! solver reached is bounded by its range (all groups of the level placed, no eviction,
-//! every elastic pod). A row is proven when its bound equals its value.
+//! every elastic pod). A bound known before the tiers (the decomposition engine's, in a
+//! hand-off) is valid on the same terms, and the tighter of the two is kept. A row is
+//! proven when its bound equals its value.
 
 use super::decompose::Master;
 use super::milp::{tier_value, CycleModel, Term};
@@ -40,11 +42,13 @@ struct Walk<'m> {
     model: &'m CycleModel,
     rows: Vec<Row>,
     open: bool,
+    /// Bounds known before the tiers (a hand-off's), per component.
+    known: &'m [Option<i64>],
 }
 
 impl<'m> Walk<'m> {
-    fn new(model: &'m CycleModel) -> Walk<'m> {
-        Walk { model, rows: Vec::new(), open: false }
+    fn new(model: &'m CycleModel, known: &'m [Option<i64>]) -> Walk<'m> {
+        Walk { model, rows: Vec::new(), open: false, known }
     }
 
     /// Records component `c` with its value and bound (clamped to its range); false once
@@ -53,7 +57,8 @@ impl<'m> Walk<'m> {
         if self.open {
             return false;
         }
-        let bound = bound.min(self.top(c)).max(value);
+        let known = self.known.get(c).copied().flatten().unwrap_or(i64::MAX);
+        let bound = bound.min(self.top(c)).min(known).max(value);
         self.open = bound != value;
         self.rows.push(Row { component: c, value, bound });
         !self.open
@@ -124,7 +129,7 @@ fn value_of(model: &CycleModel, c: usize, v: &[f64]) -> i64 {
 
 /// Row bounds from the tiers' outcomes (the compact model).
 pub(super) fn from_tiers(cycle: &Cycle, model: &CycleModel, p: &Progress, v: &[f64]) -> RowBounds {
-    let mut walk = Walk::new(model);
+    let mut walk = Walk::new(model, &p.known);
     for (ti, tier) in model.tiers().iter().enumerate().filter(|(_, t)| t.exact) {
         let Some(outcome) = p.outcomes.iter().find(|o| o.tier == ti) else { break };
         let values: Vec<i64> = tier.components.iter().map(|&c| value_of(model, c, v)).collect();
@@ -160,7 +165,7 @@ pub(super) fn from_tiers(cycle: &Cycle, model: &CycleModel, p: &Progress, v: &[f
 /// level (valid for a level once the levels above it meet theirs), the rest by range (the
 /// restricted model's proofs hold only within the domains the master chose).
 pub(super) fn from_master(cycle: &Cycle, model: &CycleModel, master: &Master, v: &[f64]) -> RowBounds {
-    let mut walk = Walk::new(model);
+    let mut walk = Walk::new(model, &[]);
     for c in (0..model.components.len()).filter(|&c| model.components[c].term == Term::Placed) {
         let comp = &model.components[c];
         let value = value_of(model, c, v);

@@ -80,8 +80,7 @@ struct Clock {
 }
 
 impl Clock {
-    fn new(inst: &Instance, opts: &Options) -> Clock {
-        let start = Instant::now();
+    fn new(inst: &Instance, opts: &Options, start: Instant) -> Clock {
         let budget = opts.time_limit(inst);
         let reserve = (budget / 20).clamp(Duration::from_millis(50), Duration::from_millis(500));
         let hard_deadline = start + budget;
@@ -110,25 +109,49 @@ struct WarmStart {
     from: &'static str,
 }
 
+/// Known bounds per model component (row form: an eviction row bounds minus the pods),
+/// from a hand-off's proof; `None` where nothing is known.
+fn known_bounds(inst: &Instance, model: &CycleModel, bounds: &crate::wire::decision::Bounds) -> Vec<Option<i64>> {
+    use milp::Term;
+    model
+        .components
+        .iter()
+        .map(|c| match c.term {
+            Term::Placed => bounds.placed_by_priority.iter().find(|b| b.priority == inst.level_key(c.level)).map(|b| b.at_most),
+            Term::Evicted => bounds.evicted_by_priority.iter().find(|b| b.priority == c.level).map(|b| -b.at_least),
+            Term::Extra => bounds.extra_by_priority.iter().find(|b| b.priority == inst.level_key(c.level)).map(|b| b.at_most),
+            Term::Preferred | Term::Packing => None,
+        })
+        .collect()
+}
+
 /// Decides one cycle with the exact engine.
 pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
     // Large cycles (or when forced): the decomposition engine, where it is exact.
     if let Some(d) = decomp::solve_if_chosen(inst, opts) {
         return d;
     }
-    let clock = Clock::new(inst, opts);
+    let start = Instant::now();
+    // Cycles with victims at a few hundred nodes: the decomposition engine proves term 1
+    // first; its decision is a warm start and its bounds are known rows here.
+    let handoff = decomp::term1_handoff(inst, opts);
+    let clock = Clock::new(inst, opts, start);
     let say = Say { sink: opts.progress.clone(), start: clock.start };
+    if let Some(h) = &handoff {
+        say.line(format_args!("hand-off: the decomposition engine ran {} ms, bounds {:?}", h.millis, h.bounds.placed_by_priority));
+    }
     let mut cycle = Cycle::new(inst);
     cycle.diag = Arc::new(opts.diagnostics.clone());
     cycle.cancel = opts.cancel.clone();
     cycle.work = clock.work;
     let mut prep = prepare(&mut cycle, opts, &clock, &say);
     let model = Arc::new(CycleModel::build(&cycle));
-    let warm = warm_start(&cycle, &model, prep.full_greedy.take());
+    let warm = warm_start(&cycle, &model, prep.full_greedy.take(), handoff.as_ref().map(|h| &h.assignment));
     say.line(format_args!("{} pending groups; warm start ({}) places {}", cycle.pending.len(), warm.from, warm.placed));
     let assembly = rehearse_assembly(&cycle, &model, &warm, clock.budget);
     // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
-    let progress = Arc::new(Mutex::new(Progress { values: warm.values.clone(), gap: 1.0, ..Default::default() }));
+    let known = handoff.as_ref().map_or_else(|| vec![None; model.components.len()], |h| known_bounds(inst, &model, &h.bounds));
+    let progress = Arc::new(Mutex::new(Progress { values: warm.values.clone(), gap: 1.0, known, ..Default::default() }));
     let rx = spawn_tiers(&cycle, &model, &progress, &clock, opts, &say);
     // Grace: HiGHS polls its interrupt between nodes and iterations.
     let stop_waiting = clock.hard_deadline.checked_sub(clock.reserve / 2 + assembly).unwrap_or(clock.start).max(clock.start);
@@ -143,7 +166,11 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
     } else {
         p.work_spent.then_some(StopReason::WorkLimit)
     };
-    finish(&mut cycle, &model, &mut prep, p, (&warm, &clock, stopped_by))
+    let mut d = finish(&mut cycle, &model, &mut prep, p, (&warm, &clock, stopped_by));
+    if let Some(h) = &handoff {
+        d.stats.other.insert("handoffMillis".into(), h.millis.into());
+    }
+    d
 }
 
 /// Topology: every (group, domain) pair of a required level screened, and the domains a
@@ -180,8 +207,9 @@ fn prepare(cycle: &mut Cycle, opts: &Options, clock: &Clock, say: &Say) -> Prepa
 
 /// The warm start: the best verified of the greedy variants (no evictions), the greedy of
 /// the whole cycle when a master restricted it (its domains are kept, so it stays
-/// feasible), and the Kubernetes-style preemption baseline (evictions, reprieved).
-fn warm_start(cycle: &Cycle, model: &CycleModel, full_greedy: Option<Assignment>) -> WarmStart {
+/// feasible), the Kubernetes-style preemption baseline (evictions, reprieved) and a
+/// hand-off's decision.
+fn warm_start(cycle: &Cycle, model: &CycleModel, full_greedy: Option<Assignment>, handoff: Option<&Assignment>) -> WarmStart {
     let inst = cycle.inst;
     let mut best_a = greedy::best_start(cycle);
     let mut warm = model.values_of(cycle, &best_a);
@@ -200,6 +228,13 @@ fn warm_start(cycle: &Cycle, model: &CycleModel, full_greedy: Option<Assignment>
         if let Some(kv) = model.verified(&model.values_of(cycle, &k8s)) {
             if !ok || better(&k8s, &best_a) {
                 (best_a, warm, ok, from) = (k8s, kv, true, "k8s-preempt");
+            }
+        }
+    }
+    if let Some(h) = handoff {
+        if let Some(hv) = model.verified(&model.values_of(cycle, h)) {
+            if !ok || better(h, &best_a) {
+                (best_a, warm, ok, from) = (h.clone(), hv, true, "decomposition");
             }
         }
     }

@@ -53,6 +53,9 @@ pub(super) struct Progress {
     /// The running exact tier: its index, HiGHS's live state (dual bound, latest
     /// improving solution) and the ceiling known before it started.
     pub live: Option<(usize, Arc<LiveRun>)>,
+    /// Per model component: a bound known before the tiers (a hand-off's proof), in row
+    /// form (an eviction row: minus the pods). Empty or `None`: nothing known.
+    pub known: Vec<Option<i64>>,
 }
 
 impl Progress {
@@ -132,6 +135,9 @@ struct Run<'a> {
     /// Work units left of `options.workLimit` (deterministic mode): each HiGHS run costs
     /// one plus its branch-and-bound nodes; the tiers stop when none is left.
     work_left: Option<u64>,
+    /// Per component: its optimal value is known and the incumbent has it (a prefix of
+    /// the components, in objective order, from [`Progress::known`]); held by a floor row.
+    settled: Vec<bool>,
     /// See [`Progress::gap`].
     gap: f64,
 }
@@ -186,7 +192,12 @@ impl<'a> Run<'a> {
     ) -> Run<'a> {
         let started = Instant::now();
         let mut mip = model.mip.clone();
-        let incumbent = progress.lock().unwrap().values.clone();
+        let (incumbent, known) = {
+            let p = progress.lock().unwrap();
+            (p.values.clone(), p.known.clone())
+        };
+        let settled = settle_known(model, &mut mip, &known, incumbent.as_deref());
+        let term1_settled = model.components.iter().zip(&settled).all(|(c, &s)| s || c.term != Term::Placed);
         // As a cut in the full model (`Diagnostics::cut`) the relaxation bound is valid
         // but left out by default: over flat-256 seeds 1-25, without it term 1 was proven
         // within 10 s on 21 of 25 against 16 (models/cycle.md 9).
@@ -196,7 +207,7 @@ impl<'a> Run<'a> {
         } else {
             Instant::now() + (deadline.saturating_duration_since(Instant::now()) / 5).min(Duration::from_secs(2))
         };
-        let (bound, work) = bound::term1_bound(cycle, &by_group, bound_deadline);
+        let (bound, work) = if term1_settled { (None, 0) } else { bound::term1_bound(cycle, &by_group, bound_deadline) };
         let term1 = Term1 { bound, coefs, magnitude };
         if let Some(ub) = term1.bound {
             let inc = term1.value(&incumbent);
@@ -225,6 +236,7 @@ impl<'a> Run<'a> {
             exact_done: 0,
             proven: true,
             work_left: cycle.work.map(|w| w.saturating_sub(work)),
+            settled,
             gap: 0.0,
         }
     }
@@ -287,6 +299,8 @@ impl<'a> Run<'a> {
             "column bounds"
         } else if tier.is(Term::Placed) && self.term1.usable_bound().is_some_and(|ub| self.term1.value(&self.incumbent) >= ub - 0.5) {
             "relaxation bound"
+        } else if tier.exact && tier.components.iter().all(|&c| self.settled[c]) {
+            "decomposition engine's bound"
         } else {
             return false;
         };
@@ -696,6 +710,25 @@ impl<'a> Run<'a> {
 /// would be lower, and by the safe weights `W` would drop by at least 1). The rows cut
 /// nothing the fixing row keeps, and give the LP the per-level counts (e.g. groups placed
 /// per priority) instead of one weighted sum it can trade fractionally between levels.
+/// The components whose optimal value `known` gives and `inc` reaches, in objective order
+/// until the first that is not; each gets a floor row in `mip` (any lexicographic optimum
+/// has it). Known bounds are valid only once the rows before them are at their optimum,
+/// hence the prefix.
+fn settle_known(model: &CycleModel, mip: &mut highs::Mip, known: &[Option<i64>], inc: Option<&[f64]>) -> Vec<bool> {
+    let mut settled = vec![false; model.components.len()];
+    let Some(inc) = inc else { return settled };
+    for (i, c) in model.components.iter().enumerate().filter(|(_, c)| c.exact) {
+        let Some(b) = known.get(i).copied().flatten() else { break };
+        let v = tier_value(&c.coefs, inc).round() as i64;
+        if v < b {
+            break;
+        }
+        mip.add_row(v as f64 - 0.5, highs::INF, c.coefs.clone());
+        settled[i] = true;
+    }
+    settled
+}
+
 fn fix_components(model: &CycleModel, mip: &mut highs::Mip, tier: &Tier, inc: &[f64]) {
     if tier.components.len() < 2 {
         return;

@@ -757,7 +757,17 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             b += self.prob.nodes[k].nodes.len() as f64 * pr.ub.max(0.0);
         }
         if self.prob.cycle.diag.debug {
-            eprintln!("lagrangian {name}: rows {rows_part:.4} columns {cols_part:.4} patterns {:.4}", b - rows_part - cols_part);
+            let (mut ni, mut si, mut se) = (0, 0.0, 0.0);
+            for (k, pr) in priced.iter().enumerate() {
+                let c = self.prob.nodes[k].nodes.len() as f64 * pr.ub.max(0.0);
+                if pr.exact {
+                    se += c
+                } else {
+                    ni += 1;
+                    si += c
+                }
+            }
+            eprintln!("lagrangian {name}: rows {rows_part:.4} columns {cols_part:.4} patterns {:.4} (inexact classes {ni}: {si:.4}, exact {se:.4})", b - rows_part - cols_part);
         }
         b
     }

@@ -39,18 +39,72 @@ use std::time::{Duration, Instant};
 /// `Diagnostics::engine` forces either).
 pub const AUTO_NODES: usize = 1000;
 
+/// Nodes from which a cycle with victims is handed off: this engine proves term 1 first,
+/// the compact model continues ([`term1_handoff`]).
+pub const HANDOFF_NODES: usize = 200;
+
+/// The share of the budget (time, and work when a work limit is set) this engine gets in
+/// a hand-off; it returns as soon as term 1 is proven.
+pub const HANDOFF_SHARE: f64 = 0.5;
+
 /// The engine's decision for `inst`, or `None` when the compact model should decide the
 /// cycle (not chosen by size or switch, or a rule the master does not express).
 pub fn solve_if_chosen(inst: &Instance, cfg: &Options) -> Option<Decision> {
     let chosen = match cfg.diagnostics.engine {
-        Some(EngineChoice::Compact) => false,
+        Some(EngineChoice::Compact | EngineChoice::Handoff) => false,
         Some(EngineChoice::Decomposition) => true,
         None => inst.nodes.len() >= AUTO_NODES,
     };
-    if !chosen || inst.queues.is_some() || inst.options.yunikorn_preemption {
+    if !chosen || !expressible(inst) {
         return None;
     }
-    solve(inst, cfg)
+    solve(inst, cfg, Scope::Full).map(|(d, _)| d)
+}
+
+/// What a hand-off passes to the compact model: this engine's best assignment (valid; its
+/// term-1 rows are what it placed) and its row bounds (every proven placed row and the
+/// first open one).
+pub struct Handoff {
+    /// The decoded incumbent.
+    pub assignment: Assignment,
+    /// The decision's `bounds`: valid bounds on the lexicographic optimum's rows.
+    pub bounds: Bounds,
+    /// Time the engine took.
+    pub millis: u64,
+}
+
+/// Term 1 by this engine before the compact model takes the cycle: on cycles with victims
+/// from [`HANDOFF_NODES`] nodes up to [`AUTO_NODES`], or when `Diagnostics::engine` asks
+/// for it. Why: at a few hundred nodes with preemption the pattern master proves the
+/// term-1 levels that the compact model's branch and bound leaves open, while the compact
+/// model finds the better evictions (`models/decomposition.md` §1).
+pub fn term1_handoff(inst: &Instance, cfg: &Options) -> Option<Handoff> {
+    let forced = match cfg.diagnostics.engine {
+        Some(EngineChoice::Handoff) => true,
+        Some(_) => return None,
+        None => false,
+    };
+    if !expressible(inst) || !(forced || (HANDOFF_NODES..AUTO_NODES).contains(&inst.nodes.len())) {
+        return None;
+    }
+    let start = Instant::now();
+    let (d, a) = solve(inst, cfg, Scope::Term1 { forced })?;
+    Some(Handoff { assignment: a, bounds: d.bounds.unwrap_or_default(), millis: start.elapsed().as_millis() as u64 })
+}
+
+/// Rules the master expresses at the instance level (the rest: [`problem::unsupported`]).
+fn expressible(inst: &Instance) -> bool {
+    inst.queues.is_none() && !inst.options.yunikorn_preemption
+}
+
+/// What a solve covers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Every tier, with the whole budget.
+    Full,
+    /// The term-1 tiers only, with [`HANDOFF_SHARE`] of the budget; only cycles with
+    /// victims unless `forced`.
+    Term1 { forced: bool },
 }
 
 /// Per tier: what was reached.
@@ -64,14 +118,15 @@ struct TierOutcome {
     rounds: u64,
 }
 
-fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
+fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assignment)> {
     let start = Instant::now();
-    let budget = cfg.time_limit(inst);
+    let share = if scope == Scope::Full { 1.0 } else { HANDOFF_SHARE };
+    let budget = cfg.time_limit(inst).mul_f64(share);
     let hard = start + budget;
     let mut cycle = Cycle::new(inst);
     cycle.diag = Arc::new(cfg.diagnostics.clone());
     cycle.cancel = cfg.cancel.clone();
-    if problem::unsupported(&cycle).is_some() {
+    if problem::unsupported(&cycle).is_some() || (scope == (Scope::Term1 { forced: false }) && cycle.victims.is_empty()) {
         return None;
     }
     let screening = super::prepare_topology(&mut cycle, start + budget / 10);
@@ -102,7 +157,7 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     let assembly = (rehearsal.elapsed() * 2 + Duration::from_millis(30)).min(budget / 4);
     let reserve = (budget / 40).clamp(Duration::from_millis(20), Duration::from_millis(250));
     let deadline = hard.checked_sub(assembly + reserve).unwrap_or(start).max(start);
-    let mut work = cfg.work_limit(inst).unwrap_or(u64::MAX);
+    let mut work = cfg.work_limit(inst).map_or(u64::MAX, |w| ((w as f64 * share) as u64).max(1));
 
     let mut m = Master::new(&prob, super::highs::HighsSwitches::of(&cfg.diagnostics));
     let mut x = to_columns(&prob, &mut m, &warm).expect("the greedy start is valid in the master");
@@ -128,10 +183,12 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     say(format_args!("warm start ({warm_from}) places {}", warm_placed(&m, &x)));
 
     let mut comps: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
-    comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
-    for &l in &prob.levels {
-        if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
-            comps.push(Component::Extra(l));
+    if scope == Scope::Full {
+        comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
+        for &l in &prob.levels {
+            if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
+                comps.push(Component::Extra(l));
+            }
         }
     }
     // Budget shares: of the time left, and of the work left when a work limit is set (then
@@ -245,7 +302,7 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     let t_finish = Instant::now();
     let a = decode(&prob, &m, &x);
     let placed_proven = prob.levels.iter().all(|&l| outcomes.iter().any(|o| o.comp == Component::Placed(l) && o.proven));
-    let status = if all_proven && outcomes.len() == comps.len() { Status::Optimal } else { Status::Feasible };
+    let status = if all_proven && outcomes.len() == comps.len() && scope == Scope::Full { Status::Optimal } else { Status::Feasible };
     let gap = outcomes.iter().find(|o| !o.proven).map_or(0.0, |o| row_gap(o.bound, o.value));
     let proven = if status == Status::Optimal {
         Proven::All
@@ -265,6 +322,7 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
         fallback = Some(format!("{} validator violations, {} rule-6 violations", report.violations.len(), own.len()));
         d = finish(&cycle, &warm, Status::Feasible, 1.0, Proven::Nothing);
     }
+    let a = if fallback.is_some() { warm } else { a };
     d.stats.solver = Some("exact".into());
     d.stats.other.insert("engine".into(), "decomposition".into());
     d.stats.other.insert("finishMillis".into(), (t_finish.elapsed().as_millis() as u64).into());
@@ -322,7 +380,7 @@ fn solve(inst: &Instance, cfg: &Options) -> Option<Decision> {
     if Instant::now() >= deadline {
         d.stats.deadline = Some("hit: returned the best verified incumbent".into());
     }
-    Some(d)
+    Some((d, a))
 }
 
 /// A branching decision of [`branch_and_price`].

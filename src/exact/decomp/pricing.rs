@@ -628,7 +628,7 @@ impl<'x> Search<'x> {
             self.pos[ty] = x;
         }
         let need = self.best + EPS - (val + extra + bonus_in);
-        let bound = val + extra + bonus_in + self.dims_bound(0, &cap, &devs, need);
+        let bound = val + extra + bonus_in + self.dims_bound(0, &cap, &devs, need, true);
         if bound <= self.best + EPS {
             return;
         }
@@ -672,12 +672,12 @@ impl<'x> Search<'x> {
         let bonus: f64 =
             ctx.units.iter().enumerate().filter(|(j, un)| un.multi && mask >> j & 1 == 1).map(|(j, _)| self.bonus[j].max(0.0)).sum();
         let need = self.best + EPS - (val + bonus);
-        let bound = val + bonus + self.dims_bound(i, cap, devs, need);
+        let bound = val + bonus + self.dims_bound(i, cap, devs, need, false);
         if bound <= self.best + EPS {
             return;
         }
         if !self.step() {
-            self.open_ub = self.open_ub.max(bound);
+            self.leave_open(i, cap, devs, val + bonus, bound);
             return;
         }
         if i == order.len() {
@@ -717,11 +717,18 @@ impl<'x> Search<'x> {
             }
             if self.budget == 0 {
                 // The smaller counts stay unexplored: this node's bound covers them.
-                self.open_ub = self.open_ub.max(bound);
+                self.leave_open(i, cap, devs, val + bonus, bound);
                 break;
             }
             c -= t.step;
         }
+    }
+
+    /// A subtree of the type search left unexplored (no work left): its bound enters the
+    /// class's bound, taken over every dimension (the search's own used only three).
+    fn leave_open(&mut self, from: usize, cap: &[i64], devs: &[Vec<i64>], base: f64, bound: f64) {
+        let full = if from > 0 { base + self.dims_bound(from, cap, devs, f64::NEG_INFINITY, true) } else { bound };
+        self.open_ub = self.open_ub.max(bound.min(full));
     }
 
     fn leaf(&mut self, mask: u128, val: f64) {
@@ -782,8 +789,9 @@ impl<'x> Search<'x> {
 
     /// Upper bound on what the positive types at positions `from..` of the search order
     /// (and not yet given pods) add with capacity `cap` and devices `devs` (less the device
-    /// pods already chosen): the least, over the dimensions, of the fractional knapsack.
-    fn dims_bound(&mut self, from: usize, cap: &[i64], devs: &[Vec<i64>], need: f64) -> f64 {
+    /// pods already chosen): the least, over the dimensions, of the fractional knapsack
+    /// (`all`: every dimension; else inner nodes look at three).
+    fn dims_bound(&mut self, from: usize, cap: &[i64], devs: &[Vec<i64>], need: f64, all: bool) -> f64 {
         let ctx = self.ctx;
         let nd = ctx.dims.len();
         let open = |pos: &[usize], counts: &[i64], ty: usize| pos[ty] != usize::MAX && pos[ty] >= from && counts[ty] == 0;
@@ -795,7 +803,7 @@ impl<'x> Search<'x> {
         // Inner nodes of the type search look at three dimensions (the one that pruned
         // last, the surrogate, and the first device share or plain resource): fewer
         // dimensions give a weaker but still valid bound, at a fraction of the cost.
-        let inner = from > 0;
+        let inner = from > 0 && !all;
         let share = if ctx.devs.is_empty() { 0 } else { nd };
         let dims: Vec<usize> = if inner {
             let mut v = vec![first, nb - 1, share];
