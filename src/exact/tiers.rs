@@ -73,6 +73,10 @@ impl Progress {
 /// further apart than that) and more on none; at 10 s, with about 2.1 s, on none of 36 runs.
 const LOOK_AHEAD_MIN_PATIENCE: Duration = Duration::from_secs(2);
 
+/// The longest head start of the search on a tier with a known ceiling (see
+/// `solve_beside_search`); at most a quarter of the time left.
+const HEAD_START: Duration = Duration::from_secs(2);
+
 /// The same objective terms: `a` and `b` name the same columns with the same weights.
 fn same_terms(a: &[(usize, f64)], b: &[(usize, f64)]) -> bool {
     let sorted = |v: &[(usize, f64)]| {
@@ -138,6 +142,8 @@ struct Run<'a> {
     /// Per component: its optimal value is known and the incumbent has it (a prefix of
     /// the components, in objective order, from [`Progress::known`]); held by a floor row.
     settled: Vec<bool>,
+    /// See [`Progress::known`].
+    known: Vec<Option<i64>>,
     /// See [`Progress::gap`].
     gap: f64,
 }
@@ -237,6 +243,7 @@ impl<'a> Run<'a> {
             proven: true,
             work_left: cycle.work.map(|w| w.saturating_sub(work)),
             settled,
+            known,
             gap: 0.0,
         }
     }
@@ -266,9 +273,24 @@ impl<'a> Run<'a> {
     }
 
     /// The bound known on tier `ti` before solving it: term 1's relaxation bound, when the
-    /// tier is term 1 alone with the same weights.
+    /// tier is term 1 alone with the same weights, and the weighted sum of its components'
+    /// known bounds, when each has one (lexicographic weights: a decision that reaches the
+    /// sum has every component at its bound, each valid once the ones before it are).
     fn ceiling_of(&self, ti: usize) -> Option<f64> {
-        self.term1.usable_bound().filter(|_| same_terms(&self.tiers[ti].coefs, &self.term1.coefs))
+        let tier = &self.tiers[ti];
+        let relaxation = self.term1.usable_bound().filter(|_| same_terms(&tier.coefs, &self.term1.coefs));
+        match (relaxation, self.known_ceiling(ti)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The weighted sum of tier `ti`'s known bounds, when each component has one.
+    fn known_ceiling(&self, ti: usize) -> Option<f64> {
+        let tier = &self.tiers[ti];
+        let sum: Option<f64> =
+            tier.components.iter().zip(&tier.weights).map(|(&c, w)| self.known.get(c).copied().flatten().map(|b| w * b as f64)).sum();
+        sum.filter(|_| tier.exact)
     }
 
     /// Before a later proven tier: re-place the groups the incumbent places with the
@@ -456,6 +478,11 @@ impl<'a> Run<'a> {
         let (stop, live) = (params.stop.as_ref().expect("a tier run has a stop flag"), params.live.as_ref().expect("and a live state"));
         let (ahead, patience) = (ahead.map(|a| a.0), ahead.map(|a| a.1));
         let mip = &self.mip;
+        // A ceiling known before the tier (a hand-off's bounds): the search gets a head
+        // start, and HiGHS is not started if it meets the ceiling meanwhile. Why: HiGHS
+        // does not poll its interrupt in presolve, which took 5+ s on openb-256, so a
+        // search that proves the tier early could not end it.
+        let head_start = self.known_ceiling(ti).map(|_| (self.deadline.saturating_duration_since(Instant::now()) / 4).min(HEAD_START));
         std::thread::scope(|s| {
             let search = lns_start.map(|start| {
                 s.spawn(move || {
@@ -478,7 +505,24 @@ impl<'a> Run<'a> {
                     (found, ahead_best)
                 })
             });
-            let res = highs::solve(mip, self.incumbent.as_deref(), params);
+            if let (Some(wait), Some(h)) = (head_start, search.as_ref()) {
+                let until = Instant::now() + wait;
+                while Instant::now() < until && !stop.load(Ordering::Relaxed) && !h.is_finished() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            let res = if stop.load(Ordering::Relaxed) {
+                // Met the ceiling: proven without HiGHS (the conclusion reads the ceiling).
+                highs::MipResult {
+                    status: MipStatus::Interrupted,
+                    values: Vec::new(),
+                    objective: f64::NAN,
+                    dual_bound: highs::INF,
+                    nodes: 0,
+                }
+            } else {
+                highs::solve(mip, self.incumbent.as_deref(), params)
+            };
             stop.store(true, Ordering::Relaxed);
             let (found, ahead_best) = search.and_then(|h| h.join().ok()).unwrap_or_default();
             (res, found, ahead_best)

@@ -183,12 +183,10 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     say(format_args!("warm start ({warm_from}) places {}", warm_placed(&m, &x)));
 
     let mut comps: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
-    if scope == Scope::Full {
-        comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
-        for &l in &prob.levels {
-            if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
-                comps.push(Component::Extra(l));
-            }
+    comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
+    for &l in &prob.levels {
+        if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
+            comps.push(Component::Extra(l));
         }
     }
     // Budget shares: of the time left, and of the work left when a work limit is set (then
@@ -230,6 +228,11 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     // source of term-1 bounds where groups require domains and nothing can be evicted.
     let mut domain_master: Option<super::decompose::Master> = None;
     for (ci, &comp) in comps.iter().enumerate() {
+        // A hand-off ends after term 1; the later components still weigh in every
+        // restricted MIP (fewer evictions among decisions equal on term 1).
+        if scope != Scope::Full && !matches!(comp, Component::Placed(_)) {
+            break;
+        }
         let rounds0 = m.rounds;
         let later: Vec<Component> = comps[ci + 1..].to_vec();
         let mut bound = trivial_bound(&prob, comp);
