@@ -294,3 +294,19 @@ fn handoff_is_chosen_by_size_and_victims() {
     assert!(!by_handoff(&solve("flat-64", true).1), "flat-64 has fewer than 200 nodes");
     assert!(!by_handoff(&solve("flat-256", false).1), "flat-256 without preemption has no victims");
 }
+
+/// The engine never answers worse than the Kubernetes-style baseline it starts from when
+/// that baseline is valid: on preempt-1024 seed 1 the baseline's decision passes `tessera
+/// check` and places 53 groups, and the engine's own rule-6 repair of it only 52.
+#[test]
+fn decomposition_is_never_worse_than_a_valid_baseline() {
+    let doc = tessera::tooling::generate::generate("preempt-1024", 1).expect("a class");
+    let inst = Instance::from_doc(&doc).expect("generated instances are valid");
+    let opts = Options { time_limit: Some(std::time::Duration::from_secs(4)), ..forced(None) };
+    let exact = tessera::solve(&inst, &opts);
+    let base = tessera::solve(&inst, &Options { solver: tessera::SolverKind::K8sPreempt, ..Options::default() });
+    assert!(tessera::check(&inst, &base).is_valid(), "the baseline's decision is valid here");
+    assert!(tessera::check(&inst, &exact).is_valid());
+    let key = |d: &Decision| reference::decision_key(&inst, d, Term3::ByPriority);
+    assert!(key(&exact) >= key(&base), "exact {:?} is worse than the baseline {:?}", key(&exact), key(&base));
+}
