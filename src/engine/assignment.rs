@@ -34,6 +34,11 @@ impl Assignment {
     }
 }
 
+/// Whether `a` is better than `b` under terms 1-3 (lexicographically).
+pub fn beats(inst: &Instance, victims: &[VictimUnit], a: &Assignment, b: &Assignment) -> bool {
+    objective(inst, victims, a).compare(&objective(inst, victims, b)).is_gt()
+}
+
 /// Terms 1-3 of an assignment (the solver's own count; `check` recounts independently).
 pub fn objective(inst: &Instance, victims: &[VictimUnit], a: &Assignment) -> Objective {
     let mut rows: BTreeMap<i64, (i64, i64)> = BTreeMap::new();

@@ -32,7 +32,7 @@ pub(crate) mod witness;
 
 use crate::baselines::k8s_preempt;
 use crate::engine::assemble::assemble_with;
-use crate::engine::assignment::{objective, Assignment};
+use crate::engine::assignment::{beats, Assignment};
 use crate::engine::cycle::Cycle;
 use crate::engine::{explain, greedy, Solver};
 use crate::model::Instance;
@@ -150,7 +150,7 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
     say.line(format_args!("{} pending groups; warm start ({}) places {}", cycle.pending.len(), warm.from, warm.placed));
     let assembly = rehearse_assembly(&cycle, &model, &warm, clock.budget);
     // Until HiGHS reports a bound, nothing is proven: the gap is 100 %.
-    let known = handoff.as_ref().map_or_else(|| vec![None; model.components.len()], |h| known_bounds(inst, &model, &h.bounds));
+    let known = handoff.as_ref().map(|h| known_bounds(inst, &model, &h.bounds)).unwrap_or_default();
     let progress = Arc::new(Mutex::new(Progress { values: warm.values.clone(), gap: 1.0, known, ..Default::default() }));
     let rx = spawn_tiers(&cycle, &model, &progress, &clock, opts, &say);
     // Grace: HiGHS polls its interrupt between nodes and iterations.
@@ -215,7 +215,7 @@ fn warm_start(cycle: &Cycle, model: &CycleModel, full_greedy: Option<Assignment>
     let mut warm = model.values_of(cycle, &best_a);
     let mut ok = model.verified(&warm).is_some();
     let mut from = "greedy";
-    let better = |a: &Assignment, b: &Assignment| objective(inst, &cycle.victims, a).compare(&objective(inst, &cycle.victims, b)).is_gt();
+    let better = |a: &Assignment, b: &Assignment| beats(inst, &cycle.victims, a, b);
     if let Some(fg) = full_greedy {
         if let Some(fv) = model.verified(&model.values_of(cycle, &fg)) {
             if !ok || better(&fg, &best_a) {

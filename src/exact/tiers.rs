@@ -747,13 +747,6 @@ impl<'a> Run<'a> {
     }
 }
 
-/// After a proven tier (zero gap) made of several components: each component fixed at
-/// the incumbent's value, `c_i = c_i(inc)`. Exact: the incumbent is a lexicographic
-/// maximizer of the tier's components, so a solution with `W >= W(inc)` (the fixing row)
-/// has the same value in every component (at the first component where it differed it
-/// would be lower, and by the safe weights `W` would drop by at least 1). The rows cut
-/// nothing the fixing row keeps, and give the LP the per-level counts (e.g. groups placed
-/// per priority) instead of one weighted sum it can trade fractionally between levels.
 /// The components whose optimal value `known` gives and `inc` reaches, in objective order
 /// until the first that is not; each gets a floor row in `mip` (any lexicographic optimum
 /// has it). Known bounds are valid only once the rows before them are at their optimum,
@@ -773,6 +766,13 @@ fn settle_known(model: &CycleModel, mip: &mut highs::Mip, known: &[Option<i64>],
     settled
 }
 
+/// After a proven tier (zero gap) made of several components: each component fixed at
+/// the incumbent's value, `c_i = c_i(inc)`. Exact: the incumbent is a lexicographic
+/// maximizer of the tier's components, so a solution with `W >= W(inc)` (the fixing row)
+/// has the same value in every component (at the first component where it differed it
+/// would be lower, and by the safe weights `W` would drop by at least 1). The rows cut
+/// nothing the fixing row keeps, and give the LP the per-level counts (e.g. groups placed
+/// per priority) instead of one weighted sum it can trade fractionally between levels.
 fn fix_components(model: &CycleModel, mip: &mut highs::Mip, tier: &Tier, inc: &[f64]) {
     if tier.components.len() < 2 {
         return;

@@ -21,7 +21,7 @@ mod pricing;
 mod problem;
 
 use crate::engine::assemble::assemble_with;
-use crate::engine::assignment::{Assignment, NewPod};
+use crate::engine::assignment::{beats, Assignment, NewPod};
 use crate::engine::cycle::{Cycle, DeviceIds};
 use crate::engine::explain::Proven;
 use crate::model::*;
@@ -332,8 +332,8 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     // reads rule 6 node by node with a capped device packing (an unfinished packing counts
     // as no witness), and can unplace a group the baseline placed validly (preempt-1024
     // seed 1: 53 groups, 52 after the repair).
-    if let Some(raw) = k8s_raw.filter(|r| beats(&cycle, r, &a)) {
-        let mut cand = finish(&cycle, &raw, Status::Feasible, 1.0, if proven == Proven::All { Proven::Term1 } else { proven });
+    if let Some(raw) = k8s_raw.filter(|r| beats(inst, &cycle.victims, r, &a)) {
+        let mut cand = finish(&cycle, &raw, Status::Feasible, 1.0, proven);
         if crate::check::check(inst, &cand).is_valid() && rule6_violations(&cycle, &raw).is_empty() {
             cand.bounds = d.bounds.take();
             cand.gap = open_row_gap(&cand);
@@ -719,13 +719,6 @@ fn warm_placed(m: &Master, x: &[f64]) -> i64 {
     m.y_col.iter().map(|&c| x[c] as i64).sum()
 }
 
-/// Lexicographically better on terms 1-3 (the master's components).
-/// Whether assignment `a` beats `b` under terms 1-3.
-fn beats(cycle: &Cycle, a: &Assignment, b: &Assignment) -> bool {
-    use crate::engine::assignment::objective;
-    objective(cycle.inst, &cycle.victims, a).compare(&objective(cycle.inst, &cycle.victims, b)).is_gt()
-}
-
 /// The relative gap of a decision's first row whose value is not its bound (0 if none).
 fn open_row_gap(d: &Decision) -> f64 {
     let Some(b) = &d.bounds else { return 1.0 };
@@ -745,6 +738,7 @@ fn open_row_gap(d: &Decision) -> f64 {
     placed.chain(evicted).chain(extra).find(|(b, v)| b != v).map_or(0.0, |(b, v)| row_gap(b as f64, v as f64))
 }
 
+/// Lexicographically better on terms 1-3 (the master's components).
 fn better(m: &Master, p: &Problem, a: &[f64], b: &[f64]) -> bool {
     let mut comps: Vec<Component> = p.levels.iter().map(|&l| Component::Placed(l)).collect();
     comps.extend(p.victim_levels.iter().map(|&v| Component::Evicted(v)));
