@@ -520,7 +520,18 @@ fn branch_and_price(
             let left = deadline.saturating_duration_since(Instant::now());
             let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
             let nodes = if *work == u64::MAX { None } else { Some((*work).min(1 << 20) as i64) };
-            if let Some(bx) = m.restricted_mip(&[(comp, 1.0)], later, x, Instant::now() + slice, nodes) {
+            let began = Instant::now();
+            let found = m.restricted_mip(&[(comp, 1.0)], later, x, began + slice, nodes);
+            if m.prob.cycle.diag.debug {
+                let value = found.as_ref().map(|bx| m.value(comp, bx));
+                eprintln!(
+                    "b&p {}: restricted MIP in {} ms of {} ms: {value:?}",
+                    comp.name(),
+                    began.elapsed().as_millis(),
+                    slice.as_millis()
+                );
+            }
+            if let Some(bx) = found {
                 *x = bx;
             }
             *work = work.saturating_sub(1);

@@ -19,7 +19,10 @@
 //! all valid patterns: exact when it ends by itself, else the largest bound of the
 //! subtrees the work cap left open. A subtree's bound relaxes rule 6, and is the least,
 //! over the dimensions (each plain resource, each device resource's total share and its
-//! free whole devices), of the fractional knapsack in that dimension alone.
+//! free whole devices), of the fractional knapsack in that dimension alone. Among the
+//! types worth nothing (there only as possible rule-6 witnesses) a subtree is also cut
+//! when an evicted single-node unit can no longer be witnessed (`models/decomposition.md`
+//! §4, "Witness reach").
 
 use super::devices::{pack, Packing};
 use super::problem::Problem;
@@ -340,6 +343,22 @@ struct Search<'x> {
 
 const EPS: f64 = 1e-9;
 
+/// One evicted single-node unit in the type search's rule-6 reach test
+/// ([`Search::witnesses_reachable`]).
+struct ReachLine {
+    /// Per position of the search order: the type there may evict the unit.
+    allowed: Vec<bool>,
+    /// Per plain dimension: the room with the unit evicted, less its share. The allowed
+    /// pods must load past it for a capacity witness.
+    line: Vec<i64>,
+    /// Device resources the unit frees: (resource, whole free devices with it evicted,
+    /// with it restored).
+    devs: Vec<(usize, i64, i64)>,
+    /// Per position `x` of the order (and one past the end): the most the allowed types
+    /// at `x..` add, per plain dimension, then whole devices per entry of `devs`.
+    add: Vec<Vec<i64>>,
+}
+
 impl<'x> Search<'x> {
     fn new(
         ctx: &'x NodeCtx,
@@ -653,7 +672,8 @@ impl<'x> Search<'x> {
             self.counts.iter_mut().for_each(|c| *c = 0);
             let mut cap = self.cap_of(mask);
             let devs: Vec<Vec<i64>> = (0..ctx.devs.len()).map(|d| self.dev_free(mask, d)).collect();
-            self.types(&order, 0, mask, val, &mut cap, &devs);
+            let lines = self.reach_lines(&order, mask);
+            self.types(&order, &lines, 0, mask, val, &mut cap, &devs);
             return;
         }
         let un = &ctx.units[j];
@@ -667,7 +687,8 @@ impl<'x> Search<'x> {
     }
 
     /// Depth-first over the types `order[i..]` (counts high to low) with capacity `cap`.
-    fn types(&mut self, order: &[usize], i: usize, mask: u128, val: f64, cap: &mut Vec<i64>, devs: &[Vec<i64>]) {
+    #[allow(clippy::too_many_arguments)]
+    fn types(&mut self, order: &[usize], lines: &[ReachLine], i: usize, mask: u128, val: f64, cap: &mut Vec<i64>, devs: &[Vec<i64>]) {
         let ctx = self.ctx;
         let bonus: f64 =
             ctx.units.iter().enumerate().filter(|(j, un)| un.multi && mask >> j & 1 == 1).map(|(j, _)| self.bonus[j].max(0.0)).sum();
@@ -678,6 +699,9 @@ impl<'x> Search<'x> {
         }
         if !self.step() {
             self.leave_open(i, cap, devs, val + bonus, bound);
+            return;
+        }
+        if i >= self.positive.len() && !self.witnesses_reachable(lines, order, i, cap) {
             return;
         }
         if i == order.len() {
@@ -706,7 +730,7 @@ impl<'x> Search<'x> {
                     cap[d] -= q * c;
                 }
                 let v = val + self.gain[ty][c as usize];
-                self.types(order, i + 1, mask, v, cap, devs);
+                self.types(order, lines, i + 1, mask, v, cap, devs);
                 for (d, &q) in t.q.iter().enumerate() {
                     cap[d] += q * c;
                 }
@@ -722,6 +746,74 @@ impl<'x> Search<'x> {
             }
             c -= t.step;
         }
+    }
+
+    /// What the rule-6 reach test needs for each evicted single-node unit of `mask`,
+    /// with the types searched in `order`; units some leaf might always witness (a
+    /// fractional device share among the pods allowed to evict them) are left out.
+    fn reach_lines(&self, order: &[usize], mask: u128) -> Vec<ReachLine> {
+        let ctx = self.ctx;
+        let room = self.cap_of(mask);
+        let most = |ty: usize| (self.gain[ty].len() as i64 - 1).max(0);
+        let mut lines = Vec::new();
+        'unit: for (j, un) in ctx.units.iter().enumerate() {
+            if mask >> j & 1 == 0 || un.multi {
+                continue;
+            }
+            let allowed: Vec<bool> = order.iter().map(|&ty| ctx.types[ty].allowed >> j & 1 == 1).collect();
+            let mut devs = Vec::new();
+            for r in (0..ctx.devs.len()).filter(|&r| !un.ds[r].is_empty()) {
+                if order.iter().zip(&allowed).any(|(&ty, &a)| a && (1..1000).contains(&ctx.types[ty].dq[r])) {
+                    continue 'unit;
+                }
+                let full = |m: u128| self.dev_free(m, r).iter().filter(|&&f| f >= 1000).count() as i64;
+                devs.push((r, full(mask), full(mask & !(1 << j))));
+            }
+            // Suffix sums over the order: what positions `x..` add at most.
+            let nd = ctx.dims.len();
+            let mut add = vec![vec![0i64; nd + devs.len()]; order.len() + 1];
+            for x in (0..order.len()).rev() {
+                let ty = order[x];
+                add[x] = add[x + 1].clone();
+                if allowed[x] {
+                    let t = &ctx.types[ty];
+                    for d in 0..nd {
+                        add[x][d] += t.q[d] * most(ty);
+                    }
+                    for (e, &(r, ..)) in devs.iter().enumerate() {
+                        add[x][nd + e] += t.dq[r] / 1000 * most(ty);
+                    }
+                }
+            }
+            let line = (0..nd).map(|d| room[d] - un.s[d]).collect();
+            lines.push(ReachLine { allowed, line, devs, add });
+        }
+        lines
+    }
+
+    /// Whether the types `order[i..]` (no pods yet) may still complete a witness for every
+    /// line of `lines` (a necessary condition of [`Self::leaf`]'s rule-6 test; asked only
+    /// among the zero-value types, where the knapsack bound cannot prune). For the
+    /// unit restored, the pods allowed to evict it must overflow a plain dimension, which
+    /// they can only do by filling all but less than the unit's share of it, or need more
+    /// whole free devices than there are. What the undecided types add is at most their
+    /// most pods, and in a plain dimension at most the room left. Without this the search
+    /// walks every count of the zero-value types that might witness and cannot.
+    fn witnesses_reachable(&self, lines: &[ReachLine], order: &[usize], i: usize, cap: &[i64]) -> bool {
+        let ctx = self.ctx;
+        let nd = ctx.dims.len();
+        lines.iter().all(|l| {
+            let decided = || order[..i].iter().zip(&l.allowed).filter(|&(_, &a)| a).map(|(&ty, _)| (&ctx.types[ty], self.counts[ty]));
+            let plain = (0..nd).any(|d| {
+                let load: i64 = decided().map(|(t, c)| t.q[d] * c).sum();
+                load + l.add[i][d].min(cap[d].max(0)) > l.line[d]
+            });
+            plain
+                || l.devs.iter().enumerate().any(|(e, &(r, full_evicted, full_restored))| {
+                    let whole: i64 = decided().map(|(t, c)| t.dq[r] / 1000 * c).sum();
+                    (whole + l.add[i][nd + e]).min(full_evicted) > full_restored
+                })
+        })
     }
 
     /// A subtree of the type search left unexplored (no work left): its bound enters the
@@ -916,5 +1008,109 @@ fn weight(ctx: &NodeCtx, ty: usize, d: usize) -> f64 {
             w += q as f64 / ctx.reach_share[j].max(1) as f64;
         }
         w * SURROGATE as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Pricing against enumeration: on the node classes of small generated cycles, with
+    //! random duals, the search's best profit is the best over every pattern that
+    //! [`inspect`] accepts, and its bound is never below it, with or without a work cap.
+
+    use super::*;
+    use crate::engine::cycle::Cycle;
+    use crate::model::Instance;
+
+    /// A small deterministic generator (xorshift) for the duals.
+    struct Duals(u64);
+
+    impl Duals {
+        fn next(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// The best profit over every valid pattern of `ctx`, by enumeration of the pods per
+    /// task class and the evicted units; `None` when there are too many patterns.
+    fn enumerate(ctx: &NodeCtx, values: &[f64], unit_values: &[f64], bonus: &[f64]) -> Option<f64> {
+        let usable: Vec<usize> = (0..ctx.items.len()).filter(|&i| values[i] > f64::NEG_INFINITY).collect();
+        let mut space: f64 = usable.iter().map(|&i| (ctx.items[i].ub + 1) as f64).product();
+        space *= (1u64 << ctx.units.len().min(20)) as f64;
+        if ctx.units.len() > 8 || space > 60_000.0 {
+            return None;
+        }
+        let mut best = 0.0f64;
+        let mut counts = vec![0i64; usable.len()];
+        loop {
+            for mask in 0u32..1 << ctx.units.len() {
+                let pods: Vec<(usize, i64)> =
+                    usable.iter().zip(&counts).filter(|&(_, &c)| c > 0).map(|(&i, &c)| (ctx.items[i].tc, c)).collect();
+                let evict: Vec<usize> = (0..ctx.units.len()).filter(|j| mask >> j & 1 == 1).map(|j| ctx.units[j].u).collect();
+                let pattern = Pattern { pods, evict, witness: Vec::new() };
+                let Some((unwitnessed, multi)) = inspect(ctx, &pattern) else { continue };
+                if !unwitnessed.is_empty() {
+                    continue;
+                }
+                let mut profit: f64 = usable.iter().zip(&counts).map(|(&i, &c)| values[i] * c as f64).sum();
+                for (j, un) in ctx.units.iter().enumerate() {
+                    if mask >> j & 1 == 1 {
+                        profit += unit_values[j] + if multi.contains(&un.u) { bonus[j] } else { 0.0 };
+                    }
+                }
+                best = best.max(profit);
+            }
+            // Next count vector (odometer).
+            let mut x = 0;
+            loop {
+                if x == usable.len() {
+                    return Some(best);
+                }
+                if counts[x] < ctx.items[usable[x]].ub {
+                    counts[x] += 1;
+                    break;
+                }
+                counts[x] = 0;
+                x += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn pricing_finds_the_best_pattern_and_bounds_it() {
+        let cases = (0..120).map(|s| ("tiny", s)).chain((1..=3).flat_map(|s| [("flat-64", s), ("openb-64", s), ("preempt-256", s)]));
+        let (mut compared, mut with_evictions, mut problems) = (0, 0, Vec::new());
+        for (class, seed) in cases {
+            let mut doc = crate::tooling::generate::generate(class, seed).expect("a class");
+            doc.options.get_or_insert_with(Default::default).preemption = Some(true);
+            let inst = Instance::from_doc(&doc).expect("generated instances are valid");
+            let cycle = Cycle::new(&inst);
+            let prob = Problem::new(&cycle);
+            let mut duals = Duals(seed * 7919 + 17);
+            for k in 0..prob.nodes.len() {
+                let ctx = NodeCtx::new(&prob, k);
+                let values: Vec<f64> =
+                    ctx.items.iter().map(|_| if duals.next() < 0.1 { f64::NEG_INFINITY } else { 3.0 * duals.next() - 1.0 }).collect();
+                let unit_values: Vec<f64> = ctx.units.iter().map(|_| -2.0 * duals.next()).collect();
+                let bonus: Vec<f64> = ctx.units.iter().map(|un| if un.multi { duals.next() } else { 0.0 }).collect();
+                let Some(best) = enumerate(&ctx, &values, &unit_values, &bonus) else { continue };
+                compared += 1;
+                with_evictions += (!ctx.units.is_empty()) as usize;
+                let far = Instant::now() + std::time::Duration::from_secs(60);
+                let exact = price(&ctx, &values, &unit_values, &bonus, 0.0, u64::MAX, 4, far, (0, 0));
+                let found = exact.patterns.first().map_or(0.0, |p| p.1);
+                if !exact.exact || (exact.ub - best).abs() > 1e-6 || (found.max(0.0) - best).abs() > 1e-6 {
+                    problems.push(format!("{class} s{seed} class {k}: best {best}, search found {found}, bound {}", exact.ub));
+                }
+                let capped = price(&ctx, &values, &unit_values, &bonus, 0.0, 20, 4, far, (0, 0));
+                if capped.ub < best - 1e-6 {
+                    problems.push(format!("{class} s{seed} class {k}: capped bound {} below the best {best}", capped.ub));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{} of {compared} node classes:\n{}", problems.len(), problems.join("\n"));
+        assert!(compared >= 100 && with_evictions >= 30, "too few node classes compared: {compared} ({with_evictions} with victims)");
     }
 }
