@@ -338,6 +338,9 @@ struct Search<'x> {
     last_dim: usize,
     /// Branching: units every pattern evicts, units none evicts.
     rules: (u128, u128),
+    /// The evicted single-node units of the current unit choice, for the rule-6 reach
+    /// test of the type search.
+    reach: Vec<ReachLine>,
     deadline: Option<Instant>,
 }
 
@@ -452,6 +455,7 @@ impl<'x> Search<'x> {
             taken: vec![0; nt],
             last_dim: 0,
             rules: (0, 0),
+            reach: Vec::new(),
             deadline: None,
         }
     }
@@ -672,8 +676,8 @@ impl<'x> Search<'x> {
             self.counts.iter_mut().for_each(|c| *c = 0);
             let mut cap = self.cap_of(mask);
             let devs: Vec<Vec<i64>> = (0..ctx.devs.len()).map(|d| self.dev_free(mask, d)).collect();
-            let lines = self.reach_lines(&order, mask);
-            self.types(&order, &lines, 0, mask, val, &mut cap, &devs);
+            self.reach = self.reach_lines(&order, mask);
+            self.types(&order, 0, mask, val, &mut cap, &devs);
             return;
         }
         let un = &ctx.units[j];
@@ -687,8 +691,7 @@ impl<'x> Search<'x> {
     }
 
     /// Depth-first over the types `order[i..]` (counts high to low) with capacity `cap`.
-    #[allow(clippy::too_many_arguments)]
-    fn types(&mut self, order: &[usize], lines: &[ReachLine], i: usize, mask: u128, val: f64, cap: &mut Vec<i64>, devs: &[Vec<i64>]) {
+    fn types(&mut self, order: &[usize], i: usize, mask: u128, val: f64, cap: &mut Vec<i64>, devs: &[Vec<i64>]) {
         let ctx = self.ctx;
         let bonus: f64 =
             ctx.units.iter().enumerate().filter(|(j, un)| un.multi && mask >> j & 1 == 1).map(|(j, _)| self.bonus[j].max(0.0)).sum();
@@ -701,7 +704,7 @@ impl<'x> Search<'x> {
             self.leave_open(i, cap, devs, val + bonus, bound);
             return;
         }
-        if i >= self.positive.len() && !self.witnesses_reachable(lines, order, i, cap) {
+        if i >= self.positive.len() && !self.witnesses_reachable(order, i, cap) {
             return;
         }
         if i == order.len() {
@@ -730,7 +733,7 @@ impl<'x> Search<'x> {
                     cap[d] -= q * c;
                 }
                 let v = val + self.gain[ty][c as usize];
-                self.types(order, lines, i + 1, mask, v, cap, devs);
+                self.types(order, i + 1, mask, v, cap, devs);
                 for (d, &q) in t.q.iter().enumerate() {
                     cap[d] += q * c;
                 }
@@ -792,17 +795,17 @@ impl<'x> Search<'x> {
     }
 
     /// Whether the types `order[i..]` (no pods yet) may still complete a witness for every
-    /// line of `lines` (a necessary condition of [`Self::leaf`]'s rule-6 test; asked only
+    /// unit of `self.reach` (a necessary condition of [`Self::leaf`]'s rule-6 test; asked only
     /// among the zero-value types, where the knapsack bound cannot prune). For the
     /// unit restored, the pods allowed to evict it must overflow a plain dimension, which
     /// they can only do by filling all but less than the unit's share of it, or need more
     /// whole free devices than there are. What the undecided types add is at most their
     /// most pods, and in a plain dimension at most the room left. Without this the search
     /// walks every count of the zero-value types that might witness and cannot.
-    fn witnesses_reachable(&self, lines: &[ReachLine], order: &[usize], i: usize, cap: &[i64]) -> bool {
+    fn witnesses_reachable(&self, order: &[usize], i: usize, cap: &[i64]) -> bool {
         let ctx = self.ctx;
         let nd = ctx.dims.len();
-        lines.iter().all(|l| {
+        self.reach.iter().all(|l| {
             let decided = || order[..i].iter().zip(&l.allowed).filter(|&(_, &a)| a).map(|(&ty, _)| (&ctx.types[ty], self.counts[ty]));
             let plain = (0..nd).any(|d| {
                 let load: i64 = decided().map(|(t, c)| t.q[d] * c).sum();
@@ -1037,9 +1040,8 @@ mod tests {
     /// task class and the evicted units; `None` when there are too many patterns.
     fn enumerate(ctx: &NodeCtx, values: &[f64], unit_values: &[f64], bonus: &[f64]) -> Option<f64> {
         let usable: Vec<usize> = (0..ctx.items.len()).filter(|&i| values[i] > f64::NEG_INFINITY).collect();
-        let mut space: f64 = usable.iter().map(|&i| (ctx.items[i].ub + 1) as f64).product();
-        space *= (1u64 << ctx.units.len().min(20)) as f64;
-        if ctx.units.len() > 8 || space > 60_000.0 {
+        let space: f64 = usable.iter().map(|&i| (ctx.items[i].ub + 1) as f64).product();
+        if ctx.units.len() > 8 || space * (1u32 << ctx.units.len()) as f64 > 60_000.0 {
             return None;
         }
         let mut best = 0.0f64;
