@@ -166,10 +166,11 @@ pub fn generate(class: &str, seed: u64) -> Result<InstanceDoc, String> {
 // Randomness.
 
 /// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, fully specified.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64, class: &str) -> Rng {
+    /// The stream for `seed` and `class` (classes sharing a seed are unrelated).
+    pub(crate) fn new(seed: u64, class: &str) -> Rng {
         // FNV-1a of the class name, so that classes sharing a seed are unrelated.
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in class.bytes() {
@@ -179,7 +180,8 @@ impl Rng {
         Rng(seed ^ h)
     }
 
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -676,7 +676,7 @@ impl<'x> Search<'x> {
             self.counts.iter_mut().for_each(|c| *c = 0);
             let mut cap = self.cap_of(mask);
             let devs: Vec<Vec<i64>> = (0..ctx.devs.len()).map(|d| self.dev_free(mask, d)).collect();
-            self.reach = self.reach_lines(&order, mask);
+            self.reach = self.reach_lines(&order, mask, &cap);
             self.types(&order, 0, mask, val, &mut cap, &devs);
             return;
         }
@@ -714,7 +714,7 @@ impl<'x> Search<'x> {
         let ty = order[i];
         let t = &ctx.types[ty];
         // Most pods of this type that fit the plain capacity left.
-        let mut most = (self.gain[ty].len() as i64 - 1).max(0);
+        let mut most = self.most(ty);
         for (d, &q) in t.q.iter().enumerate() {
             if q > 0 {
                 most = most.min(cap[d].max(0) / q);
@@ -751,13 +751,18 @@ impl<'x> Search<'x> {
         }
     }
 
-    /// What the rule-6 reach test needs for each evicted single-node unit of `mask`,
-    /// with the types searched in `order`; units some leaf might always witness (a
-    /// fractional device share among the pods allowed to evict them) are left out.
-    fn reach_lines(&self, order: &[usize], mask: u128) -> Vec<ReachLine> {
+    /// Most pods of type `ty` the search gives a node: its usable pods, capped by the type's
+    /// bound.
+    fn most(&self, ty: usize) -> i64 {
+        (self.gain[ty].len() as i64 - 1).max(0)
+    }
+
+    /// What the rule-6 reach test needs for each evicted single-node unit of `mask` (plain
+    /// capacity `room` with them evicted), with the types searched in `order`; units some
+    /// leaf might always witness (a fractional device share among the pods allowed to
+    /// evict them) are left out.
+    fn reach_lines(&self, order: &[usize], mask: u128, room: &[i64]) -> Vec<ReachLine> {
         let ctx = self.ctx;
-        let room = self.cap_of(mask);
-        let most = |ty: usize| (self.gain[ty].len() as i64 - 1).max(0);
         let mut lines = Vec::new();
         'unit: for (j, un) in ctx.units.iter().enumerate() {
             if mask >> j & 1 == 0 || un.multi {
@@ -781,10 +786,10 @@ impl<'x> Search<'x> {
                 if allowed[x] {
                     let t = &ctx.types[ty];
                     for d in 0..nd {
-                        add[x][d] += t.q[d] * most(ty);
+                        add[x][d] += t.q[d] * self.most(ty);
                     }
                     for (e, &(r, ..)) in devs.iter().enumerate() {
-                        add[x][nd + e] += t.dq[r] / 1000 * most(ty);
+                        add[x][nd + e] += t.dq[r] / 1000 * self.most(ty);
                     }
                 }
             }
@@ -1023,17 +1028,11 @@ mod tests {
     use super::*;
     use crate::engine::cycle::Cycle;
     use crate::model::Instance;
+    use crate::tooling::generate::Rng;
 
-    /// A small deterministic generator (xorshift) for the duals.
-    struct Duals(u64);
-
-    impl Duals {
-        fn next(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
+    /// Uniform in [0, 1), from the generator's stream.
+    fn unit(rng: &mut Rng) -> f64 {
+        (rng.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// The best profit over every valid pattern of `ctx`, by enumeration of the pods per
@@ -1090,13 +1089,16 @@ mod tests {
             let inst = Instance::from_doc(&doc).expect("generated instances are valid");
             let cycle = Cycle::new(&inst);
             let prob = Problem::new(&cycle);
-            let mut duals = Duals(seed * 7919 + 17);
+            let mut duals = Rng::new(seed, "pricing duals");
             for k in 0..prob.nodes.len() {
                 let ctx = NodeCtx::new(&prob, k);
-                let values: Vec<f64> =
-                    ctx.items.iter().map(|_| if duals.next() < 0.1 { f64::NEG_INFINITY } else { 3.0 * duals.next() - 1.0 }).collect();
-                let unit_values: Vec<f64> = ctx.units.iter().map(|_| -2.0 * duals.next()).collect();
-                let bonus: Vec<f64> = ctx.units.iter().map(|un| if un.multi { duals.next() } else { 0.0 }).collect();
+                let values: Vec<f64> = ctx
+                    .items
+                    .iter()
+                    .map(|_| if unit(&mut duals) < 0.1 { f64::NEG_INFINITY } else { 3.0 * unit(&mut duals) - 1.0 })
+                    .collect();
+                let unit_values: Vec<f64> = ctx.units.iter().map(|_| -2.0 * unit(&mut duals)).collect();
+                let bonus: Vec<f64> = ctx.units.iter().map(|un| if un.multi { unit(&mut duals) } else { 0.0 }).collect();
                 let Some(best) = enumerate(&ctx, &values, &unit_values, &bonus) else { continue };
                 compared += 1;
                 with_evictions += (!ctx.units.is_empty()) as usize;
