@@ -791,12 +791,13 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// lexicographic weights scaled below one half (so `obj` comes first and a solution
     /// equal on it but better later is kept); only solutions above the incumbent are
     /// sought. A solution lexicographically better than `x` on (`obj`'s components, then
-    /// `later`) if found.
+    /// `later`) if found. With `only`, the columns it does not mark are held at zero.
     pub fn restricted_mip(
         &self,
         obj: &Objective,
         later: &[Component],
         x: &[f64],
+        only: Option<&[bool]>,
         deadline: Instant,
         max_nodes: Option<i64>,
     ) -> Option<Vec<f64>> {
@@ -832,7 +833,8 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         }
         let mut mip = Mip::default();
         for (j, col) in self.cols.iter().enumerate() {
-            let c = mip.add_col(col.lo, col.up, true, String::new());
+            let (lo, up) = if only.is_some_and(|o| !o.get(j).copied().unwrap_or(false)) { (0.0, 0.0) } else { (col.lo, col.up) };
+            let c = mip.add_col(lo, up, true, String::new());
             mip.col_cost[c] = cost[j];
         }
         let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); self.rows.len()];

@@ -28,7 +28,7 @@ use crate::model::*;
 use crate::options::{EngineChoice, Options};
 use crate::wire::decision::{Bounds, Decision, EvictedBound, ExtraBound, PlacedBound, Status};
 use devices::{pack, Packing};
-use master::{ColKind, Component, Master};
+use master::{ColKind, Component, Master, Objective};
 use pricing::Pattern;
 use problem::Problem;
 use std::collections::BTreeMap;
@@ -207,16 +207,15 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         let merged = lex_weights(&m, &placed);
         let (until, mut w) = share(0.25, work);
         let w0 = w;
-        let _ = m.colgen(&merged, f64::INFINITY, until, &mut w);
+        let r = m.colgen(&merged, f64::INFINITY, until, &mut w);
         work -= (w0 - w).min(work);
         while x.len() < m.cols.len() {
             x.push(0.0);
         }
         let (until, w) = share(0.2, work);
+        let nodes = limited.then_some(w.min(1 << 20) as i64);
         let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
-        if let Some(bx) = m.restricted_mip(&merged, &later, &x, until, limited.then_some(w.min(1 << 20) as i64)) {
-            x = bx;
-        }
+        improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
         work = work.saturating_sub(1);
         say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
     }
@@ -263,15 +262,14 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
                 let frac = 1.0 / (comps.len() - ci) as f64;
                 let (until, mut w) = share(frac * 0.6, work);
                 let w0 = w;
-                let _ = m.colgen(&obj, f64::INFINITY, until, &mut w);
+                let r = m.colgen(&obj, f64::INFINITY, until, &mut w);
                 work -= (w0 - w).min(work);
                 while x.len() < m.cols.len() {
                     x.push(0.0);
                 }
                 let (until, w) = share(frac * 0.4 / (1.0 - frac * 0.6), work);
-                if let Some(bx) = m.restricted_mip(&obj, &later, &x, until, limited.then_some(w.min(1 << 20) as i64)) {
-                    x = bx;
-                }
+                let nodes = limited.then_some(w.min(1 << 20) as i64);
+                improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
                 work = work.saturating_sub(1);
             }
         }
@@ -413,11 +411,18 @@ enum Fix {
     Count(usize, usize, f64, f64),
 }
 
+/// The share of a branch and price's budget that its root's column generation may use.
+const ROOT_LP_SHARE: f64 = 0.6;
+
+/// The steps of the root's column generation (see [`root_colgen`]).
+const ROOT_STEPS: usize = 3;
+
 /// Depth-first branch and price for tier `comp` (models/decomposition.md §6): at each
 /// node column generation gives a bound valid for the node's subtree; branching goes on
 /// the class, domain, slice and eviction columns first, then on a node's eviction of a
-/// unit, then on a node's pods of a task class; the restricted MIP (at the root, and once
-/// the class columns are integral) and integral LP solutions give incumbents; a node whose
+/// unit, then on a node's pods of a task class; the MIP over each node's LP support, the
+/// restricted MIP over every column (at the root, and once the class columns are
+/// integral) and integral LP solutions give incumbents; a node whose
 /// bound does not beat the incumbent is pruned. Returns a bound on the tier over every
 /// valid decision (the incumbent's value when the tree is exhausted); `x` holds the best
 /// incumbent found (never worse than the one given).
@@ -488,7 +493,7 @@ fn branch_and_price(
         for (&k, &r) in &rules {
             m.set_unit_rules(k, r);
         }
-        let r = m.colgen(&[(comp, 1.0)], inc, deadline, work);
+        let r = if root { root_colgen(m, comp, later, x, inc, deadline, work) } else { m.colgen(&[(comp, 1.0)], inc, deadline, work) };
         while x.len() < m.cols.len() {
             x.push(0.0);
         }
@@ -516,21 +521,22 @@ fn branch_and_price(
                 stack.len()
             );
         }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let nodes = if *work == u64::MAX { None } else { Some((*work).min(1 << 20) as i64) };
+        // The MIP over the LP's support at every node (each node's LP brings new columns),
+        // the whole restricted MIP at the root and once the class columns are integral.
+        let began = Instant::now();
+        let small = if root { left.mul_f64(0.4) } else { left.mul_f64(0.1).min(Duration::from_secs(1)) };
+        let on_support = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, &lpx, x)), began + small, nodes);
+        *work = work.saturating_sub(1);
+        debug_mip(m, comp, "support", began, small, on_support.as_ref());
+        if let Some(bx) = on_support {
+            *x = bx;
+        }
         if root || !matches!(choice, Some(Fix::Col(..))) {
-            let left = deadline.saturating_duration_since(Instant::now());
             let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
-            let nodes = if *work == u64::MAX { None } else { Some((*work).min(1 << 20) as i64) };
-            let began = Instant::now();
-            let found = m.restricted_mip(&[(comp, 1.0)], later, x, began + slice, nodes);
-            if m.prob.cycle.diag.debug {
-                let value = found.as_ref().map(|bx| m.value(comp, bx));
-                eprintln!(
-                    "b&p {}: restricted MIP in {} ms of {} ms: {value:?}",
-                    comp.name(),
-                    began.elapsed().as_millis(),
-                    slice.as_millis()
-                );
-            }
+            let found = m.restricted_mip(&[(comp, 1.0)], later, x, None, began + slice, nodes);
+            debug_mip(m, comp, "restricted", began, slice, found.as_ref());
             if let Some(bx) = found {
                 *x = bx;
             }
@@ -578,6 +584,87 @@ fn branch_and_price(
         x.push(0.0);
     }
     open.max(m.value(comp, x))
+}
+
+/// Column generation at the root of a branch and price, stopped at [`ROOT_LP_SHARE`] of
+/// its budget if pricing has not converged by then, so that the root's restricted MIPs get
+/// time. It goes in [`ROOT_STEPS`] steps, with the MIP over the LP's support after each
+/// step but the last: each LP's support gives another chance at an incumbent, and the
+/// support MIP takes a few percent of the time.
+fn root_colgen(
+    m: &mut Master,
+    comp: Component,
+    later: &[Component],
+    x: &mut Vec<f64>,
+    inc: f64,
+    deadline: Instant,
+    work: &mut u64,
+) -> master::ColgenResult {
+    let began = Instant::now();
+    let span = deadline.saturating_duration_since(began).mul_f64(ROOT_LP_SHARE);
+    let total = if *work == u64::MAX { u64::MAX } else { ((*work as f64 * ROOT_LP_SHARE) as u64).max(1) };
+    let mut spent = 0u64;
+    let mut step = 1;
+    loop {
+        let frac = step as f64 / ROOT_STEPS as f64;
+        let mut w = if total == u64::MAX { u64::MAX } else { ((total as f64 * frac) as u64).max(1).saturating_sub(spent) };
+        let w0 = w;
+        let r = m.colgen(&[(comp, 1.0)], inc, began + span.mul_f64(frac), &mut w);
+        spent += w0 - w;
+        *work -= (w0 - w).min(*work);
+        while x.len() < m.cols.len() {
+            x.push(0.0);
+        }
+        if r.converged || step == ROOT_STEPS || *work == 0 {
+            return r;
+        }
+        if let Some((_, lpx)) = &r.lp {
+            let t = Instant::now();
+            let slice = span.mul_f64(0.1);
+            let nodes = (*work != u64::MAX).then(|| (*work).min(1 << 20) as i64);
+            let found = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, lpx, x)), t + slice, nodes);
+            *work = work.saturating_sub(1);
+            debug_mip(m, comp, "support", t, slice, found.as_ref());
+            if let Some(bx) = found {
+                *x = bx;
+            }
+        }
+        step += 1;
+    }
+}
+
+/// With `TESSERA_DEBUG`: what an incumbent search of the branch and price found.
+fn debug_mip(m: &Master, comp: Component, what: &str, began: Instant, slice: Duration, found: Option<&Vec<f64>>) {
+    if m.prob.cycle.diag.debug {
+        let value = found.map(|bx| m.value(comp, bx));
+        eprintln!("b&p {}: {what} MIP in {} ms of {} ms: {value:?}", comp.name(), began.elapsed().as_millis(), slice.as_millis());
+    }
+}
+
+/// The columns of LP solution `lpx` and of incumbent `x`, and every column that is not a
+/// pattern: the restricted MIP over them has the LP's value and is a far smaller search
+/// than over every column (whose presolve alone can take seconds at 1,000 nodes).
+fn support(m: &Master, lpx: &[f64], x: &[f64]) -> Vec<bool> {
+    (0..m.cols.len())
+        .map(|j| {
+            let pattern = matches!(m.cols[j].kind, ColKind::Pattern(..));
+            !pattern || m.cols[j].lo > 0.0 || lpx.get(j).is_some_and(|&v| v > 1e-6) || x.get(j).is_some_and(|&v| v > 0.5)
+        })
+        .collect()
+}
+
+/// Incumbent search after column generation for objective `obj` until `until`: the MIP
+/// over the LP solution's support `lpx` first (half the time), then over every column.
+fn improve(m: &Master, obj: &Objective, later: &[Component], x: &mut Vec<f64>, lpx: Option<&[f64]>, until: Instant, nodes: Option<i64>) {
+    if let Some(lpx) = lpx {
+        let half = Instant::now() + until.saturating_duration_since(Instant::now()) / 2;
+        if let Some(bx) = m.restricted_mip(obj, later, x, Some(&support(m, lpx, x)), half, nodes) {
+            *x = bx;
+        }
+    }
+    if let Some(bx) = m.restricted_mip(obj, later, x, None, until, nodes) {
+        *x = bx;
+    }
 }
 
 /// What to branch on in LP solution `lpx`: a fractional class, domain, slice or eviction
@@ -1253,4 +1340,56 @@ fn rule6_violations(cycle: &Cycle, a: &Assignment) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! The MIP over the LP's support: what it finds from the empty start is a valid master
+    //! solution above it, with every pattern outside the support at zero, and no better than the
+    //! MIP over every column.
+
+    use super::*;
+    use crate::exact::highs::HighsSwitches;
+
+    #[test]
+    fn the_support_mip_stays_on_the_support() {
+        let (mut searched, mut improved) = (0, 0);
+        let cases = (1..=8).flat_map(|s| [("flat-64", s), ("openb-64", s)]).chain((1..=3).map(|s| ("preempt-256", s)));
+        for (class, seed) in cases {
+            let mut doc = crate::tooling::generate::generate(class, seed).expect("a class");
+            doc.options.get_or_insert_with(Default::default).preemption = Some(true);
+            let inst = Instance::from_doc(&doc).expect("generated instances are valid");
+            let cycle = Cycle::new(&inst);
+            if problem::unsupported(&cycle).is_some() {
+                continue;
+            }
+            let prob = Problem::new(&cycle);
+            for &level in &prob.levels {
+                let mut m = Master::new(&prob, HighsSwitches::default());
+                // The greedy start's columns seed the LP; the search starts from the empty
+                // decision, so that there is something to find.
+                let warm = crate::engine::greedy::best_start(&cycle);
+                to_columns(&prob, &mut m, &warm).expect("the greedy start is valid in the master");
+                let comp = Component::Placed(level);
+                let far = Instant::now() + Duration::from_secs(60);
+                let r = m.colgen(&[(comp, 1.0)], f64::INFINITY, far, &mut u64::MAX.clone());
+                let mut x = to_columns(&prob, &mut m, &Assignment::empty(&inst)).expect("the empty start is valid in the master");
+                x.resize(m.cols.len(), 0.0);
+                let Some((lp, lpx)) = r.lp else { continue };
+                let only = support(&m, &lpx, &x);
+                searched += 1;
+                let Some(bx) = m.restricted_mip(&[(comp, 1.0)], &[], &x, Some(&only), far, None) else { continue };
+                improved += 1;
+                let name = format!("{class} s{seed} {}", comp.name());
+                assert!(m.feasible(&bx), "{name}: infeasible");
+                assert!(bx.iter().zip(&only).all(|(&v, &on)| on || v == 0.0), "{name}: a pattern outside the support is used");
+                let value = m.value(comp, &bx);
+                assert!(value > m.value(comp, &x) && value <= lp + 1e-6, "{name}: {value} not above the start or above the LP's {lp}");
+                let all = m.restricted_mip(&[(comp, 1.0)], &[], &x, None, far, None).map_or(m.value(comp, &x), |ax| m.value(comp, &ax));
+                assert!(value <= all + 1e-9, "{name}: {value} above the MIP over every column, {all}");
+            }
+        }
+        assert!(improved * 2 >= searched, "the support MIP improved {improved} of {searched} starts");
+        eprintln!("the support MIP improved {improved} of {searched} starts");
+    }
 }
