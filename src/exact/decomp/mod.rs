@@ -213,7 +213,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
             x.push(0.0);
         }
         let (until, w) = share(0.2, work);
-        let nodes = limited.then_some(w.min(1 << 20) as i64);
+        let nodes = node_limit(w);
         let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
         improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
         work = work.saturating_sub(1);
@@ -268,7 +268,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
                     x.push(0.0);
                 }
                 let (until, w) = share(frac * 0.4 / (1.0 - frac * 0.6), work);
-                let nodes = limited.then_some(w.min(1 << 20) as i64);
+                let nodes = node_limit(w);
                 improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
                 work = work.saturating_sub(1);
             }
@@ -521,28 +521,9 @@ fn branch_and_price(
                 stack.len()
             );
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        let nodes = if *work == u64::MAX { None } else { Some((*work).min(1 << 20) as i64) };
-        // The MIP over the LP's support at every node (each node's LP brings new columns),
-        // the whole restricted MIP at the root and once the class columns are integral.
-        let began = Instant::now();
-        let small = if root { left.mul_f64(0.4) } else { left.mul_f64(0.1).min(Duration::from_secs(1)) };
-        let on_support = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, &lpx, x)), began + small, nodes);
-        *work = work.saturating_sub(1);
-        debug_mip(m, comp, "support", began, small, on_support.as_ref());
-        if let Some(bx) = on_support {
-            *x = bx;
-        }
-        if root || !matches!(choice, Some(Fix::Col(..))) {
-            let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
-            let found = m.restricted_mip(&[(comp, 1.0)], later, x, None, began + slice, nodes);
-            debug_mip(m, comp, "restricted", began, slice, found.as_ref());
-            if let Some(bx) = found {
-                *x = bx;
-            }
-            *work = work.saturating_sub(1);
-            root = false;
-        }
+        let whole = root || !matches!(choice, Some(Fix::Col(..)));
+        node_incumbents(m, comp, later, x, &lpx, nb, root, whole, deadline, work);
+        root = false;
         if choice.is_none() {
             // Every branching quantity integral: the LP solution with each node's patterns
             // merged is an integral decision if the merged patterns are valid.
@@ -619,18 +600,72 @@ fn root_colgen(
             return r;
         }
         if let Some((_, lpx)) = &r.lp {
-            let t = Instant::now();
-            let slice = span.mul_f64(0.1);
-            let nodes = (*work != u64::MAX).then(|| (*work).min(1 << 20) as i64);
-            let found = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, lpx, x)), t + slice, nodes);
-            *work = work.saturating_sub(1);
-            debug_mip(m, comp, "support", t, slice, found.as_ref());
-            if let Some(bx) = found {
-                *x = bx;
-            }
+            let nodes = node_limit(*work);
+            support_mip(m, comp, later, x, lpx, Instant::now() + span.mul_f64(0.1), nodes, work);
         }
         step += 1;
     }
+}
+
+/// Incumbent searches at a branch-and-price node with LP solution `lpx` and bound `nb`:
+/// the MIP over the LP's support always (each node's LP brings new columns), then, where
+/// `whole` (the root, and nodes whose class columns are integral), the restricted MIP over
+/// every column unless the incumbent already reaches the node's bound (at 1,000 nodes
+/// that MIP's presolve alone takes seconds).
+#[allow(clippy::too_many_arguments)]
+fn node_incumbents(
+    m: &Master,
+    comp: Component,
+    later: &[Component],
+    x: &mut Vec<f64>,
+    lpx: &[f64],
+    nb: f64,
+    root: bool,
+    whole: bool,
+    deadline: Instant,
+    work: &mut u64,
+) {
+    let began = Instant::now();
+    let left = deadline.saturating_duration_since(began);
+    let nodes = node_limit(*work);
+    let small = if root { left.mul_f64(0.4) } else { left.mul_f64(0.1).min(Duration::from_secs(1)) };
+    support_mip(m, comp, later, x, lpx, began + small, nodes, work);
+    if whole && floor(nb) > m.value(comp, x) + 1e-9 {
+        let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
+        let found = m.restricted_mip(&[(comp, 1.0)], later, x, None, began + slice, nodes);
+        debug_mip(m, comp, "restricted", began, slice, found.as_ref());
+        if let Some(bx) = found {
+            *x = bx;
+        }
+        *work = work.saturating_sub(1);
+    }
+}
+
+/// The MIP over the support of LP solution `lpx` (see [`support`]) for tier `comp` until
+/// `until`, replacing `x` with what it finds; one unit of `work`.
+#[allow(clippy::too_many_arguments)]
+fn support_mip(
+    m: &Master,
+    comp: Component,
+    later: &[Component],
+    x: &mut Vec<f64>,
+    lpx: &[f64],
+    until: Instant,
+    nodes: Option<i64>,
+    work: &mut u64,
+) {
+    let began = Instant::now();
+    let found = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, lpx, x)), until, nodes);
+    *work = work.saturating_sub(1);
+    debug_mip(m, comp, "support", began, until.saturating_duration_since(began), found.as_ref());
+    if let Some(bx) = found {
+        *x = bx;
+    }
+}
+
+/// The MIP node limit that a deterministic work budget allows (`None`: no budget).
+fn node_limit(work: u64) -> Option<i64> {
+    (work != u64::MAX).then(|| work.min(1 << 20) as i64)
 }
 
 /// With `TESSERA_DEBUG`: what an incumbent search of the branch and price found.
