@@ -13,6 +13,7 @@
 use crate::baselines::k8s_preempt::{release, restore_unit};
 use crate::engine::assignment::{Assignment, NewPod};
 use crate::engine::cycle::{Cycle, NodeState, UNLIMITED};
+use crate::engine::greedy::states_after;
 use crate::model::*;
 
 /// Pods of task `t` may move between nodes without touching a topology rule.
@@ -36,22 +37,6 @@ fn unapply(cycle: &Cycle, st: &mut NodeState, t: TaskId, p: &NewPod) {
             }
         }
     }
-}
-
-fn states_of(cycle: &Cycle, a: &Assignment) -> Vec<NodeState> {
-    let inst = cycle.inst;
-    let mut st = cycle.nodes.clone();
-    for &u in &a.evicted {
-        for &p in &cycle.victims[u].pods {
-            release(cycle, &mut st[inst.pods[p].node], p);
-        }
-    }
-    for pods in &a.pods {
-        for p in pods {
-            st[p.node].apply(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
-        }
-    }
-    st
 }
 
 /// Keeps only the pods the placed groups' minimums need (tasks that may move), taking
@@ -180,7 +165,7 @@ pub fn reduce_evictions(cycle: &Cycle, a: &Assignment) -> Assignment {
         return a;
     }
     strip_elastic(cycle, &mut a);
-    let mut st = states_of(cycle, &a);
+    let mut st = states_after(cycle, &a);
     // An eviction whose only preemptor pods were elastic ones: back if it fits, else
     // keep the elastic pods after all.
     for u in a.evicted.clone() {
@@ -189,7 +174,7 @@ pub fn reduce_evictions(cycle: &Cycle, a: &Assignment) -> Assignment {
                 a.evicted.retain(|&x| x != u);
             } else {
                 a = orig.clone();
-                st = states_of(cycle, &a);
+                st = states_after(cycle, &a);
                 break;
             }
         }

@@ -217,6 +217,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
         improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
         work = work.saturating_sub(1);
+        fill_left_out(&prob, &mut m, &mut x);
         say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
     }
     // Phase 2: tier by tier. Until the first tier left open, each is proven (branch and
@@ -273,6 +274,10 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
                 work = work.saturating_sub(1);
             }
         }
+        if matches!(comp, Component::Placed(_)) {
+            fill_left_out(&prob, &mut m, &mut x);
+            proven = proven || m.value(comp, &x) >= floor(bound) - 1e-9;
+        }
         let value = m.value(comp, &x);
         say(format_args!(
             "tier {}: value {value}, bound {}, {}",
@@ -314,18 +319,35 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     } else {
         Proven::Nothing
     };
-    let mut d = finish(&cycle, &a, status, gap, proven);
-    d.bounds = Some(bounds_of(inst, &outcomes));
+    let decision = |a: &Assignment| {
+        let mut d = finish(&cycle, a, status, gap, proven);
+        d.bounds = Some(bounds_of(inst, &outcomes));
+        let report = crate::check::check(inst, &d);
+        let own = rule6_violations(&cycle, a);
+        (report.is_valid() && own.is_empty()).then_some(d).ok_or((report.violations.len(), own.len()))
+    };
+    // The groups the patterns left out that still fit, when the result stays valid.
+    let mut filled = a.clone();
+    let more = crate::engine::greedy::fill_unplaced(&cycle, &mut filled);
+    let tried = if more > 0 { decision(&filled).ok() } else { None };
+    let tried = tried.map(|mut d| {
+        d.gap = open_row_gap(&d);
+        d
+    });
+    say(format_args!("{more} more groups placed on the room left, {}", if tried.is_some() { "kept" } else { "not kept" }));
     // Safety: the decision must pass the validator and this engine's rule-6 check; else
     // the warm start (always valid) is returned, marked.
-    let report = crate::check::check(inst, &d);
-    let own = rule6_violations(&cycle, &a);
     let mut fallback = None;
-    if !report.is_valid() || !own.is_empty() {
-        fallback = Some(format!("{} validator violations, {} rule-6 violations", report.violations.len(), own.len()));
-        d = finish(&cycle, &warm, Status::Feasible, 1.0, Proven::Nothing);
-    }
-    let mut a = if fallback.is_some() { warm } else { a };
+    let (mut d, mut a) = match tried {
+        Some(d) => (d, filled),
+        None => match decision(&a) {
+            Ok(d) => (d, a),
+            Err((checked, own)) => {
+                fallback = Some(format!("{checked} validator violations, {own} rule-6 violations"));
+                (finish(&cycle, &warm, Status::Feasible, 1.0, Proven::Nothing), warm)
+            }
+        },
+    };
     // The baseline as it came, when it is valid and better under terms 1-3: the repair
     // reads rule 6 node by node with a capped device packing (an unfinished packing counts
     // as no witness), and can unplace a group the baseline placed validly (preempt-1024
@@ -398,6 +420,22 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         d.stats.deadline = Some("hit: returned the best verified incumbent".into());
     }
     Some((d, a))
+}
+
+/// The incumbent `x` with the groups its patterns leave out placed greedily on the room
+/// left ([`crate::engine::greedy::fill_unplaced`]), when that is a master solution better
+/// under the tiers: the patterns priced so far may lack the ones that room calls for.
+fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>) {
+    let mut a = decode(prob, m, x);
+    if crate::engine::greedy::fill_unplaced(prob.cycle, &mut a) == 0 {
+        return;
+    }
+    if let Some(fx) = to_columns(prob, m, &a) {
+        x.resize(m.cols.len(), 0.0);
+        if m.feasible(&fx) && better(m, prob, &fx, x) {
+            *x = fx;
+        }
+    }
 }
 
 /// A branching decision of [`branch_and_price`].
