@@ -42,6 +42,12 @@ pub fn enforce(cycle: &Cycle, a: &mut Assignment) {
     }
 }
 
+/// Whether the eviction of unit `u` in `a` is needed by the placed groups that may
+/// preempt it (see the module documentation).
+pub fn is_needed(cycle: &Cycle, a: &Assignment, u: usize) -> bool {
+    breaks(cycle, &PodsOn::new(cycle), a, u, &|g| a.is_placed(g) && cycle.may_preempt(g, u))
+}
+
 /// Bound pods per node.
 struct PodsOn(Vec<Vec<PodId>>);
 

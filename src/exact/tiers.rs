@@ -849,6 +849,9 @@ fn repack(cycle: &Cycle, model: &CycleModel, mip: &highs::Mip, inc: &[f64], late
         }
         greedy::fill_elastic(cycle, &mut c);
         let Some(mut w) = super::milp::verify_rows(mip, &model.values_of(cycle, &c)) else {
+            if cycle.diag.debug {
+                eprintln!("repack candidate breaks a row of the model");
+            }
             continue;
         };
         model.drop_unneeded_evictions_in(cycle, mip, &mut w);
