@@ -500,6 +500,20 @@ mod tests {
         cycle.victims.iter().position(|u| u.pods == [pod]).unwrap()
     }
 
+    /// Each `(group, node)` gets the group's one pod on that node; `evicted` names the
+    /// bound pods whose units are evicted. The start must be valid.
+    fn start(cycle: &Cycle, pods: &[(&str, NodeId)], evicted: &[&str]) -> Assignment {
+        let inst = cycle.inst;
+        let mut a = Assignment::empty(inst);
+        for &(name, node) in pods {
+            let g = group(inst, name);
+            a.pods[g].push(NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() });
+        }
+        a.evicted = evicted.iter().map(|&p| unit_of(cycle, p)).collect();
+        assert!(valid(cycle, &a), "the start is valid");
+        a
+    }
+
     fn valid(cycle: &Cycle, a: &Assignment) -> bool {
         let d = crate::engine::assemble::assemble(cycle, a, Status::Feasible, 1.0);
         crate::check::check(cycle.inst, &d).is_valid()
@@ -522,11 +536,7 @@ options: {preemption: true}
         let inst = Instance::from_text(yaml).unwrap();
         let cycle = Cycle::new(&inst);
         let job = group(&inst, "job");
-        let mut a = Assignment::empty(&inst);
-        a.pods[job].push(NewPod { task: inst.groups[job].tasks[0], node: 0, devices: Default::default() });
-        a.evicted = vec![unit_of(&cycle, "mid")];
-        assert!(valid(&cycle, &a));
-        let b = reduce_evictions(&cycle, &a);
+        let b = reduce_evictions(&cycle, &start(&cycle, &[("job", 0)], &["mid"]));
         assert_eq!(b.pods[job].iter().map(|p| p.node).collect::<Vec<_>>(), vec![1]);
         assert_eq!(b.evicted, vec![unit_of(&cycle, "low")]);
         assert!(valid(&cycle, &b));
@@ -550,12 +560,7 @@ options: {preemption: true}
 ";
         let inst = Instance::from_text(yaml).unwrap();
         let cycle = Cycle::new(&inst);
-        let (job, lowjob) = (group(&inst, "job"), group(&inst, "lowjob"));
-        let mut a = Assignment::empty(&inst);
-        a.pods[job].push(NewPod { task: inst.groups[job].tasks[0], node: 0, devices: Default::default() });
-        a.pods[lowjob].push(NewPod { task: inst.groups[lowjob].tasks[0], node: 1, devices: Default::default() });
-        a.evicted = vec![unit_of(&cycle, "mid")];
-        assert!(valid(&cycle, &a));
+        let a = start(&cycle, &[("job", 0), ("lowjob", 1)], &["mid"]);
         let b = reduce_evictions(&cycle, &a);
         let at = |x: &Assignment| x.pods.iter().map(|ps| ps.iter().map(|p| (p.task, p.node)).collect::<Vec<_>>()).collect::<Vec<_>>();
         assert_eq!((at(&b), &b.evicted), (at(&a), &a.evicted));
