@@ -42,10 +42,24 @@ pub fn enforce(cycle: &Cycle, a: &mut Assignment) {
     }
 }
 
-/// Whether the eviction of unit `u` in `a` is needed by the placed groups that may
-/// preempt it (see the module documentation).
-pub fn is_needed(cycle: &Cycle, a: &Assignment, u: usize) -> bool {
-    breaks(cycle, &PodsOn::new(cycle), a, u, &|g| a.is_placed(g) && cycle.may_preempt(g, u))
+/// The rule-6 test for one eviction at a time, for searches that ask it often: the bound
+/// pods are indexed by node once.
+pub struct NeedTest<'c> {
+    cycle: &'c Cycle<'c>,
+    on: PodsOn,
+}
+
+impl<'c> NeedTest<'c> {
+    pub fn new(cycle: &'c Cycle<'c>) -> NeedTest<'c> {
+        NeedTest { cycle, on: PodsOn::new(cycle) }
+    }
+
+    /// Whether the eviction of unit `u` in `a` is needed by the placed groups that may
+    /// preempt it (see the module documentation).
+    pub fn is_needed(&self, a: &Assignment, u: usize) -> bool {
+        let cycle = self.cycle;
+        breaks(cycle, &self.on, a, u, &|g| a.is_placed(g) && cycle.may_preempt(g, u))
+    }
 }
 
 /// Bound pods per node.

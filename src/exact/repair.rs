@@ -17,7 +17,7 @@ use crate::baselines::k8s_preempt::{release, restore_pod, restore_unit};
 use crate::engine::assignment::{Assignment, NewPod};
 use crate::engine::cycle::{Cycle, DeviceIds, NodeState, UNLIMITED};
 use crate::engine::greedy::states_after;
-use crate::engine::needed::is_needed;
+use crate::engine::needed::NeedTest;
 use crate::model::*;
 
 /// Pods of task `t` may move between nodes without touching a topology rule.
@@ -98,7 +98,7 @@ fn attributed(cycle: &Cycle, a: &Assignment, u: usize) -> bool {
 /// A moved pod goes to free room, else to room made by evicting units of lower priority
 /// only ([`place_evicting_lower`]): either way there are fewer evictions at `u`'s level and
 /// none more above it.
-fn try_unevict(cycle: &Cycle, a: &mut Assignment, st: &mut Vec<NodeState>, units_on: &[Vec<usize>], u: usize) -> bool {
+fn try_unevict(cycle: &Cycle, a: &mut Assignment, st: &mut Vec<NodeState>, trades: &Trades, u: usize) -> bool {
     let inst = cycle.inst;
     let unit = &cycle.victims[u];
     let mut nodes_u: Vec<NodeId> = unit.pods.iter().map(|&p| inst.pods[p].node).collect();
@@ -149,7 +149,7 @@ fn try_unevict(cycle: &Cycle, a: &mut Assignment, st: &mut Vec<NodeState>, units
                 break;
             }
         }
-        if !placed && !place_evicting_lower(cycle, a, st, units_on, (g, t), &nodes_u, unit.priority) {
+        if !placed && !place_evicting_lower(cycle, a, st, &trades.units_on, (g, t), &nodes_u, unit.priority) {
             rollback(a, st);
             return false;
         }
@@ -161,7 +161,7 @@ fn try_unevict(cycle: &Cycle, a: &mut Assignment, st: &mut Vec<NodeState>, units
     // undone.
     let changed: Vec<usize> = a.evicted.iter().copied().filter(|&x| added.contains(&x) || unit_on(cycle, x, &nodes_u)).collect();
     for x in changed {
-        if is_needed(cycle, a, x) {
+        if trades.need.is_needed(a, x) {
             continue;
         }
         if !restore_unit(cycle, st, &cycle.victims[x].pods) {
@@ -181,6 +181,13 @@ fn try_unevict(cycle: &Cycle, a: &mut Assignment, st: &mut Vec<NodeState>, units
 /// Whether unit `x` has a pod on one of `nodes`.
 fn unit_on(cycle: &Cycle, x: usize, nodes: &[NodeId]) -> bool {
     cycle.victims[x].pods.iter().any(|&p| nodes.contains(&cycle.inst.pods[p].node))
+}
+
+/// What the trades of [`try_unevict`] read on every try, built once per search.
+struct Trades<'c> {
+    /// Per node, the units a moved pod may evict there ([`single_node_units`]).
+    units_on: Vec<Vec<usize>>,
+    need: NeedTest<'c>,
 }
 
 /// Per node, the victim units of no pending group whose pods are all on that node: the
@@ -299,13 +306,13 @@ pub fn reduce_evictions(cycle: &Cycle, a: &Assignment) -> Assignment {
     }
     let mut order = a.evicted.clone();
     order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), std::cmp::Reverse(cycle.victims[u].pods.len()), u));
-    let units_on = single_node_units(cycle);
+    let trades = Trades { units_on: single_node_units(cycle), need: NeedTest::new(cycle) };
     let before = a.evicted.len();
     for u in order {
-        try_unevict(cycle, &mut a, &mut st, &units_on, u);
+        try_unevict(cycle, &mut a, &mut st, &trades, u);
     }
-    // Moves can leave room for a unit evicted elsewhere on the node (rule 6: an eviction
-    // must be needed): such units come back, most important first.
+    // The elastic pods taken off and the moves can leave room for a unit still evicted
+    // (rule 6: an eviction must be needed): such units come back, most important first.
     let mut order = a.evicted.clone();
     order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
     for u in order {

@@ -329,8 +329,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     // The groups the patterns left out that still fit, when the result stays valid.
     let mut filled = a.clone();
     let more = crate::engine::greedy::fill_unplaced(&cycle, &mut filled);
-    let tried = if more > 0 { decision(&filled).ok() } else { None };
-    let tried = tried.map(|mut d| {
+    let tried = (more > 0).then(|| decision(&filled).ok()).flatten().map(|mut d| {
         d.gap = open_row_gap(&d);
         d
     });
