@@ -160,11 +160,12 @@ impl Options {
         self.relative_gap.unwrap_or(inst.options.relative_gap)
     }
     /// The deterministic work budget for `inst` (`None`: only the wall clock limits the
-    /// solve). One unit is one branch-and-bound node or 100 simplex iterations of a
-    /// HiGHS run, or one pass of the neighbourhood search; each phase of the exact
-    /// engine gets its documented share (`models/cycle.md`, "Work limit"). With it the
-    /// same input gives the same decision on any machine and thread count, as long as
-    /// the wall-clock budget does not end the solve first.
+    /// solve). One unit is one branch-and-bound node or 1,000 simplex iterations of a
+    /// HiGHS run, or one pricing round of the decomposition engine; each phase of the
+    /// exact engines gets its documented share (`models/cycle.md` 6.8, "Work limit").
+    /// With it the same input gives the same decision on any machine and thread count,
+    /// as long as the wall-clock budget does not end the solve first (the decision's
+    /// `stats.stoppedBy` says which ended it).
     pub fn work_limit(&self, inst: &crate::Instance) -> Option<u64> {
         Some(self.work_limit.unwrap_or(inst.options.work_limit)).filter(|&w| w > 0)
     }

@@ -63,3 +63,37 @@ fn more_work_never_gives_a_worse_decision() {
         assert!(objectives.windows(2).any(|w| w[0] != w[1]), "{class} s{seed}: every budget gave the same answer");
     }
 }
+
+/// The engines for large cycles under a work limit: the decomposition engine (1,024
+/// nodes) and its hand-off to the compact model (256 nodes with victims) decide the same
+/// with 1 and 2 threads, while a second solve competes for the cores, and under a time
+/// limit of a few times the run's own time instead of 300 s (the phases divide the work,
+/// not the time). The work limit, not the clock, must be what ends each run, or the
+/// comparison would prove nothing.
+#[test]
+fn large_cycle_engines_decide_the_same_under_a_work_limit() {
+    // With the stats key that shows which engine decided.
+    for (class, seed, work, key) in [("openb-1024", 1, 10, "groupClasses"), ("preempt-256", 2, 12, "handoffMillis")] {
+        let doc = tessera::tooling::generate::generate(class, seed).unwrap();
+        let inst = Instance::from_doc(&doc).unwrap();
+        let run_until = |threads: usize, time: Duration| {
+            let opts = Options { work_limit: Some(work), threads: Some(threads), time_limit: Some(time), ..Options::default() };
+            tessera::solve(&inst, &opts)
+        };
+        let run = |threads: usize| run_until(threads, Duration::from_secs(300));
+        let began = std::time::Instant::now();
+        let alone = run(1);
+        let shorter = run_until(1, began.elapsed() * 3 + Duration::from_secs(2));
+        assert!(tessera::check(&inst, &alone).is_valid(), "{class}: invalid decision");
+        assert_eq!(alone.stats.stopped_by, Some(tessera::wire::decision::StopReason::WorkLimit), "{class}: not ended by the work limit");
+        assert!(alone.stats.other.contains_key(key), "{class}: not decided by the large-cycle engine ({key} missing)");
+        let (busy, other) = std::thread::scope(|s| {
+            let other = s.spawn(|| run(2));
+            (run(2), other.join().unwrap())
+        });
+        let json = |d: &tessera::Decision| serde_json::to_string(&d.without_timings()).unwrap();
+        assert!(json(&alone) == json(&shorter), "{class}: a shorter time limit changes the decision");
+        assert!(json(&alone) == json(&busy), "{class}: 1 thread and 2 threads under load decide differently");
+        assert!(json(&busy) == json(&other), "{class}: two concurrent runs decide differently");
+    }
+}

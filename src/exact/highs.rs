@@ -181,6 +181,25 @@ pub struct MipResult {
     pub objective: f64,
     pub dual_bound: f64,
     pub nodes: i64,
+    /// Simplex iterations of the branch and bound (root included), as last reported to
+    /// the interrupt callback.
+    pub lp_iterations: i64,
+}
+
+/// Simplex iterations that count as one work unit of a MIP run; a branch-and-bound node
+/// is one too. HiGHS's root (presolve, cut rounds, heuristics) can take many seconds
+/// without a node, so nodes alone do not bound a run.
+pub const LP_ITERATIONS_PER_UNIT: i64 = 1000;
+
+impl MipResult {
+    /// Work units the run took: its nodes and simplex iterations, one at least.
+    pub fn work(&self) -> u64 {
+        (self.nodes.max(0) + self.lp_iterations.max(0) / LP_ITERATIONS_PER_UNIT).max(1) as u64
+    }
+
+    fn empty(status: MipStatus, values: Vec<f64>) -> MipResult {
+        MipResult { status, values, objective: f64::NAN, dual_bound: f64::NAN, nodes: 0, lp_iterations: 0 }
+    }
 }
 
 pub struct MipParams {
@@ -199,6 +218,9 @@ pub struct MipParams {
     /// Branch-and-bound node limit (`mip_max_nodes`): a work limit that, unlike a time
     /// limit, gives the same answer on every run.
     pub max_nodes: Option<i64>,
+    /// Work limit ([`MipResult::work`]: nodes and simplex iterations), checked where
+    /// HiGHS checks its limits, so that the run stops at the same point every time.
+    pub max_work: Option<u64>,
     /// Diagnostic switches for HiGHS (log, presolve, heuristics, extra options).
     pub switches: HighsSwitches,
     /// For an integer-valued objective: look only for solutions better than the start
@@ -224,6 +246,7 @@ impl MipParams {
             stop: None,
             cancel: None,
             max_nodes: None,
+            max_work: None,
             switches: HighsSwitches::default(),
             beat_start: false,
             cutoff: None,
@@ -237,12 +260,17 @@ impl MipParams {
     }
 
     /// The settings of a run in the phases of one cycle: the HiGHS switches of its
-    /// diagnostics and, in deterministic mode, its work limit as the node limit.
+    /// diagnostics and, in deterministic mode, its work limit.
     pub fn of_cycle(deadline: Instant, rel_gap: f64, abs_gap: f64, cycle: &crate::engine::cycle::Cycle) -> MipParams {
-        MipParams {
-            max_nodes: cycle.work.map(|w| w.min(i64::MAX as u64) as i64),
-            ..MipParams::until(deadline, rel_gap, abs_gap).with(&cycle.diag)
-        }
+        MipParams::until(deadline, rel_gap, abs_gap).with(&cycle.diag).with_work(cycle.work)
+    }
+
+    /// The same, with work limit `work` (none if `None`): as node limit and as
+    /// [`MipParams::max_work`].
+    pub fn with_work(mut self, work: Option<u64>) -> MipParams {
+        self.max_nodes = work.map(|w| w.min(i64::MAX as u64) as i64);
+        self.max_work = work;
+        self
     }
 }
 
@@ -333,6 +361,9 @@ struct CallbackState<'a> {
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The objective, to tell when an improving solution meets the live ceiling.
     cost: &'a [f64],
+    max_work: Option<u64>,
+    /// Simplex iterations of the MIP so far (from the interrupt callback).
+    lp_iterations: std::sync::atomic::AtomicI64,
 }
 
 struct Guard(*mut c_void);
@@ -358,6 +389,7 @@ extern "C" fn interrupt_cb(
     // SAFETY: `user` is the `&CallbackState` passed to Highs_setCallback, alive during
     // Highs_run; `out` and `data_in` are valid for the duration of the callback.
     let state = unsafe { &*(user as *const CallbackState) };
+    let mut worked_out = false;
     if kind == CB_MIP_INTERRUPT && !out.is_null() {
         if let Some(live) = &state.live {
             let b = unsafe { (*out).mip_dual_bound };
@@ -365,6 +397,9 @@ extern "C" fn interrupt_cb(
                 live.set_bound(b);
             }
         }
+        let (nodes, iterations) = unsafe { ((*out).mip_node_count, (*out).mip_total_lp_iterations) };
+        state.lp_iterations.store(iterations, std::sync::atomic::Ordering::Relaxed);
+        worked_out = state.max_work.is_some_and(|w| (nodes.max(0) + iterations.max(0) / LP_ITERATIONS_PER_UNIT) as u64 >= w);
     }
     if kind == CB_MIP_IMPROVING_SOLUTION {
         if let (Some(live), false) = (&state.live, out.is_null()) {
@@ -393,7 +428,7 @@ extern "C" fn interrupt_cb(
         }
     }
     let stopped = cancelled || state.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-    if (stopped || Instant::now() >= state.deadline) && !data_in.is_null() {
+    if (stopped || worked_out || Instant::now() >= state.deadline) && !data_in.is_null() {
         unsafe { (*data_in).user_interrupt = 1 };
     }
 }
@@ -457,7 +492,7 @@ pub fn solve_detached(mip: Mip, params: MipParams) -> MipResult {
     let spawned = std::thread::Builder::new().name("tessera-highs".into()).spawn(move || {
         let _ = tx.send(solve(&mip, None, &params));
     });
-    let none = MipResult { status: MipStatus::NoSolution, values: Vec::new(), objective: f64::NAN, dual_bound: f64::NAN, nodes: 0 };
+    let none = MipResult::empty(MipStatus::NoSolution, Vec::new());
     if spawned.is_err() {
         return none;
     }
@@ -468,13 +503,7 @@ pub fn solve_detached(mip: Mip, params: MipParams) -> MipResult {
 /// (give or take the time HiGHS takes to notice the interrupt).
 pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult {
     let n = mip.num_cols();
-    let fail = |status| MipResult {
-        status,
-        values: start.map(|s| s.to_vec()).unwrap_or_default(),
-        objective: f64::NAN,
-        dual_bound: f64::NAN,
-        nodes: 0,
-    };
+    let fail = |status| MipResult::empty(status, start.map(|s| s.to_vec()).unwrap_or_default());
     let remaining = params.deadline.saturating_duration_since(Instant::now());
     if remaining.is_zero() {
         return fail(MipStatus::NoSolution);
@@ -508,6 +537,8 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         stop: params.stop.clone(),
         cancel: params.cancel.clone(),
         cost: &mip.col_cost,
+        max_work: params.max_work,
+        lp_iterations: std::sync::atomic::AtomicI64::new(0),
     };
     unsafe {
         let h = Guard(Highs_create());
@@ -592,6 +623,7 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
         let objective = info_f64(h.0, "objective_function_value");
         let dual_bound = info_f64(h.0, "mip_dual_bound");
         let nodes = info_i64(h.0, "mip_node_count");
+        let lp_iterations = state.lp_iterations.load(std::sync::atomic::Ordering::Relaxed);
         let status = match model_status {
             _ if run < 0 && !has_solution => MipStatus::Error,
             7 => MipStatus::Optimal,
@@ -603,11 +635,12 @@ pub fn solve(mip: &Mip, start: Option<&[f64]>, params: &MipParams) -> MipResult 
             if let (MipStatus::Infeasible, Some(v), Some(s)) = (status, start_value, start) {
                 // Nothing beats the start: it is optimal (nothing above v + 0.5, and the
                 // objective is integer-valued).
-                return MipResult { status: MipStatus::Optimal, values: s.to_vec(), objective: v, dual_bound: v, nodes };
+                return MipResult { status: MipStatus::Optimal, values: s.to_vec(), objective: v, dual_bound: v, nodes, lp_iterations };
             }
-            return MipResult { status, values: start.map(|s| s.to_vec()).unwrap_or_default(), objective: f64::NAN, dual_bound, nodes };
+            let values = start.map(|s| s.to_vec()).unwrap_or_default();
+            return MipResult { status, values, objective: f64::NAN, dual_bound, nodes, lp_iterations };
         }
-        MipResult { status, values, objective, dual_bound, nodes }
+        MipResult { status, values, objective, dual_bound, nodes, lp_iterations }
     }
 }
 
@@ -670,6 +703,8 @@ impl LpSession {
             stop: None,
             cancel: None,
             cost: &[],
+            max_work: None,
+            lp_iterations: std::sync::atomic::AtomicI64::new(0),
         });
         LpSession { h, state, row_lower: Vec::new(), row_upper: Vec::new(), num_cols: 0, iterations: 0, ok: true }
     }

@@ -111,10 +111,11 @@ pub fn search(
             let params = MipParams {
                 stop: Some(Arc::clone(stop)),
                 max_nodes: budget.nodes(i64::MAX),
+                max_work: budget.left,
                 ..MipParams::until(until, 0.0, 0.999).with(&model.diag)
             };
             let res = highs::solve(&sub, None, &params);
-            budget.spend(res.nodes);
+            budget.spend(&res);
             let better = strictly_better(mip, coefs, &best, best_val, &cols, &res.values);
             adopt(better, (&mut best, &mut best_val, &mut found, &mut last_gain), on_better);
             if model.diag.debug {
@@ -476,15 +477,19 @@ fn try_neighbourhood(
     let (sub, cols) = sub_model(mip, coefs, free, best, (best_val + 0.5, penalty))?;
     // Deterministic mode: the node limit alone bounds the sub-solve.
     let until = if budget.left.is_some() { deadline } else { deadline.min(Instant::now() + SUB_TIME) };
-    let params =
-        MipParams { max_nodes: budget.nodes(SUB_NODES), stop: Some(Arc::clone(stop)), ..MipParams::until(until, 0.0, 0.999).with(diag) };
+    let params = MipParams {
+        max_nodes: budget.nodes(SUB_NODES),
+        max_work: budget.left,
+        stop: Some(Arc::clone(stop)),
+        ..MipParams::until(until, 0.0, 0.999).with(diag)
+    };
     let res = highs::solve(&sub, None, &params);
-    budget.spend(res.nodes);
+    budget.spend(&res);
     Some(strictly_better(mip, coefs, best, best_val, &cols, &res.values))
 }
 
-/// Branch-and-bound nodes left to the search in deterministic mode (`None`: unlimited;
-/// the time limits bound it instead).
+/// Work units ([`highs::MipResult::work`]) left to the search in deterministic mode
+/// (`None`: unlimited; the time limits bound it instead).
 struct Budget {
     left: Option<u64>,
 }
@@ -498,10 +503,9 @@ impl Budget {
             Some(left) => Some(cap.min(left.max(1) as i64)),
         }
     }
-    fn spend(&mut self, nodes: i64) {
+    fn spend(&mut self, res: &highs::MipResult) {
         if let Some(left) = self.left.as_mut() {
-            // A sub-solve that ends at its root still did work: one unit at least.
-            *left = left.saturating_sub(nodes.max(1) as u64);
+            *left = left.saturating_sub(res.work());
         }
     }
     fn spent(&self) -> bool {

@@ -135,7 +135,9 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
     // Cycles with victims at a few hundred nodes: the decomposition engine proves term 1
     // first; its decision is a warm start and its bounds are known rows here.
     let handoff = decomp::term1_handoff(inst, opts);
-    let clock = Clock::new(inst, opts, start);
+    let mut clock = Clock::new(inst, opts, start);
+    // Under a work limit, the work the hand-off took is spent.
+    clock.work = clock.work.map(|w| w.saturating_sub(handoff.as_ref().map_or(0, |h| h.work)).max(1));
     let say = Say { sink: opts.progress.clone(), start: clock.start };
     if let Some(h) = &handoff {
         say.line(format_args!("hand-off: the decomposition engine ran {} ms, bounds {:?}", h.millis, h.bounds.placed_by_priority));
@@ -166,6 +168,7 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
     } else {
         p.work_spent.then_some(StopReason::WorkLimit)
     };
+    p.work_used += handoff.as_ref().map_or(0, |h| h.work);
     let mut d = finish(&mut cycle, &model, &mut prep, p, (&warm, &clock, stopped_by));
     if let Some(h) = &handoff {
         d.stats.other.insert("handoffMillis".into(), h.millis.into());
@@ -393,6 +396,7 @@ fn finish(
         s.deadline = Some("hit: returned the best verified incumbent".into());
     }
     s.stopped_by = stopped_by;
+    s.work = clock.work.map(|_| p.work_used);
     d
 }
 

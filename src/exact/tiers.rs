@@ -45,6 +45,8 @@ pub(super) struct Progress {
     pub nodes: i64,
     /// The work limit ran out before the last tier ended.
     pub work_spent: bool,
+    /// Work units the tiers' HiGHS runs took (deterministic mode).
+    pub work_used: u64,
     /// The deadline or a cancel came before a tier started.
     pub cut_short: bool,
     pub term1_bound: Option<f64>,
@@ -137,7 +139,8 @@ struct Run<'a> {
     exact_done: usize,
     proven: bool,
     /// Work units left of `options.workLimit` (deterministic mode): each HiGHS run costs
-    /// one plus its branch-and-bound nodes; the tiers stop when none is left.
+    /// its work (`MipResult::work`: nodes and simplex iterations); the tiers stop when
+    /// none is left.
     work_left: Option<u64>,
     /// Per component: its optimal value is known and the incumbent has it (a prefix of
     /// the components, in objective order, from [`Progress::known`]); held by a floor row.
@@ -381,8 +384,7 @@ impl<'a> Run<'a> {
             // against it from the start instead of after its own first good solution
             // (flat-256 seed 4, term-3 bound after 10 s: 26 287 -> 23 947).
             beat_start: tier.exact && self.rel_gap == 0.0 && !cycle.diag.no_cutoff,
-            max_nodes: self.work_left.map(|w| w.min(i64::MAX as u64) as i64),
-            ..MipParams::of_cycle(tier_deadline, 0.0, 0.0, cycle)
+            ..MipParams::of_cycle(tier_deadline, 0.0, 0.0, cycle).with_work(self.work_left)
         };
         // The incumbent is not handed to HiGHS (see highs.rs); its value goes in as a row
         // instead, so HiGHS prunes what cannot beat it. Exact: the incumbent itself
@@ -519,6 +521,7 @@ impl<'a> Run<'a> {
                     objective: f64::NAN,
                     dual_bound: highs::INF,
                     nodes: 0,
+                    lp_iterations: 0,
                 }
             } else {
                 highs::solve(mip, self.incumbent.as_deref(), params)
@@ -592,8 +595,10 @@ impl<'a> Run<'a> {
         let Solved { res, lns_best, ahead, live, ceiling, deadline } = solved;
         let improved = self.adopt(ti, &res, lns_best, ahead);
         if let Some(w) = self.work_left.as_mut() {
-            *w = w.saturating_sub(1 + res.nodes.max(0) as u64);
-            self.progress.lock().unwrap().work_spent |= *w == 0 && ti + 1 < self.tiers.len();
+            *w = w.saturating_sub(res.work());
+            let mut p = self.progress.lock().unwrap();
+            p.work_spent |= *w == 0 && ti + 1 < self.tiers.len();
+            p.work_used += res.work();
         }
         let value = self.incumbent.as_ref().map(|v| tier_value(&tier.coefs, v));
         {

@@ -475,9 +475,23 @@ impl SolveStats {
             term1_millis: None,
             master_millis: None,
             screen_millis: None,
-            other: self.other.iter().filter(|(k, _)| !k.ends_with("Millis")).map(|(k, v)| (k.clone(), v.clone())).collect(),
+            other: self.other.iter().filter(|(k, _)| !is_timing(k)).map(|(k, v)| (k.clone(), without_timing_keys(v))).collect(),
             ..self.clone()
         }
+    }
+}
+
+/// Whether a `stats` key holds a timing.
+fn is_timing(key: &str) -> bool {
+    key == "millis" || key.ends_with("Millis")
+}
+
+/// `v` without timing keys at any depth (per-tier details carry their own).
+fn without_timing_keys(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => m.iter().filter(|(k, _)| !is_timing(k)).map(|(k, v)| (k.clone(), without_timing_keys(v))).collect(),
+        serde_json::Value::Array(a) => a.iter().map(without_timing_keys).collect(),
+        other => other.clone(),
     }
 }
 

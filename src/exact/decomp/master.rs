@@ -7,6 +7,7 @@
 //! The LP lives in a [`LpSession`] (all HiGHS contact is in `highs.rs`); pricing runs per
 //! node class in parallel; the bound is Lagrangian (§4) and valid at every round.
 
+use super::budget::Budget;
 use super::pricing::{self, NodeCtx, Pattern};
 use super::problem::Problem;
 use crate::exact::highs::{self, HighsSwitches, LpSession, LpStatus, Mip, MipParams, MipStatus, INF};
@@ -534,9 +535,10 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     }
 
     /// Column generation on tier `comp` until exact pricing finds nothing, the bound
-    /// meets `target` (a known value: nothing to prove beyond it), or `deadline`.
-    /// `budget` caps the pricing rounds (work limit).
-    pub fn colgen(&mut self, obj: &Objective, target: f64, deadline: Instant, budget: &mut u64) -> ColgenResult {
+    /// meets `target` (a known value: nothing to prove beyond it), or the budget ends
+    /// (one work unit per pricing round).
+    pub fn colgen(&mut self, obj: &Objective, target: f64, budget: &mut Budget) -> ColgenResult {
+        let deadline = budget.until;
         use rayon::prelude::*;
         let costs = self.tier_costs(obj);
         self.lp.set_costs(&costs);
@@ -551,7 +553,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         let mut center: Option<Vec<f64>> = None;
         let mut mispriced = false;
         loop {
-            if Instant::now() >= deadline || *budget == 0 || self.prob.cycle.cancel.is_cancelled() {
+            if budget.exhausted() || self.prob.cycle.cancel.is_cancelled() {
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
             }
             let t_lp = Instant::now();
@@ -567,7 +569,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 }
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
             }
-            *budget -= 1;
+            budget.charge(1);
             self.rounds += 1;
             let y_lp = self.clamped(&sol.row_duals);
             let smoothed = center.is_some() && !mispriced;
@@ -791,15 +793,15 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// lexicographic weights scaled below one half (so `obj` comes first and a solution
     /// equal on it but better later is kept); only solutions above the incumbent are
     /// sought. A solution lexicographically better than `x` on (`obj`'s components, then
-    /// `later`) if found. With `only`, the columns it does not mark are held at zero.
+    /// `later`) if found. With `only`, the columns it does not mark are held at zero. The
+    /// run charges `budget` its work ([`highs::MipResult::work`]).
     pub fn restricted_mip(
         &self,
         obj: &Objective,
         later: &[Component],
         x: &[f64],
         only: Option<&[bool]>,
-        deadline: Instant,
-        max_nodes: Option<i64>,
+        budget: &mut Budget,
     ) -> Option<Vec<f64>> {
         // Lexicographic weights of the later components, least important last.
         // As many later components as keep the scale at 1e-6 or more (HiGHS's tolerances
@@ -847,12 +849,14 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             mip.add_row(*lo, *up, std::mem::take(&mut rows[r]));
         }
         let start_value: f64 = x.iter().zip(&cost).map(|(a, b)| a * b).sum();
-        let mut params = MipParams::until(deadline, 0.0, if keep > 0 { 1e-9 } else { 0.999 });
+        let mut params = MipParams::until(budget.until, 0.0, if keep > 0 { 1e-9 } else { 0.999 });
         params.switches = self.switches.clone();
         params.cutoff = Some(start_value + if keep > 0 { scale * 0.5 } else { 0.5 });
-        params.max_nodes = max_nodes;
+        params.max_nodes = budget.node_limit();
+        params.max_work = budget.work_left();
         params.cancel = Some(self.prob.cycle.cancel.flag().clone());
         let res = highs::solve_detached(mip, params);
+        budget.charge(res.work());
         if matches!(res.status, MipStatus::Optimal | MipStatus::Interrupted) && res.values.len() == self.cols.len() {
             let v: Vec<f64> = res.values.iter().map(|v| v.round()).collect();
             if self.feasible(&v) {

@@ -15,6 +15,7 @@
 //! checked with `tessera check` and this engine's own rule-6 check, and reported with
 //! `bounds` for every proven row and the first open one.
 
+mod budget;
 mod devices;
 mod master;
 mod pricing;
@@ -26,7 +27,8 @@ use crate::engine::cycle::{Cycle, DeviceIds};
 use crate::engine::explain::Proven;
 use crate::model::*;
 use crate::options::{EngineChoice, Options};
-use crate::wire::decision::{Bounds, Decision, EvictedBound, ExtraBound, PlacedBound, Status};
+use crate::wire::decision::{Bounds, Decision, EvictedBound, ExtraBound, PlacedBound, Status, StopReason};
+use budget::Budget;
 use devices::{pack, Packing};
 use master::{ColKind, Component, Master, Objective};
 use pricing::Pattern;
@@ -71,6 +73,8 @@ pub struct Handoff {
     pub bounds: Bounds,
     /// Time the engine took.
     pub millis: u64,
+    /// Work units it took (0 without a work limit).
+    pub work: u64,
 }
 
 /// Term 1 by this engine before the compact model takes the cycle: on cycles with victims
@@ -89,7 +93,8 @@ pub fn term1_handoff(inst: &Instance, cfg: &Options) -> Option<Handoff> {
     }
     let start = Instant::now();
     let (d, a) = solve(inst, cfg, Scope::Term1 { forced })?;
-    Some(Handoff { assignment: a, bounds: d.bounds.unwrap_or_default(), millis: start.elapsed().as_millis() as u64 })
+    let work = d.stats.work.unwrap_or(0);
+    Some(Handoff { assignment: a, bounds: d.bounds.unwrap_or_default(), millis: start.elapsed().as_millis() as u64, work })
 }
 
 /// Rules the master expresses at the instance level (the rest: [`problem::unsupported`]).
@@ -126,10 +131,13 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     let mut cycle = Cycle::new(inst);
     cycle.diag = Arc::new(cfg.diagnostics.clone());
     cycle.cancel = cfg.cancel.clone();
+    cycle.work = cfg.work_limit(inst).map(|w| ((w as f64 * share) as u64).max(1));
     if problem::unsupported(&cycle).is_some() || (scope == (Scope::Term1 { forced: false }) && cycle.victims.is_empty()) {
         return None;
     }
-    let screening = super::prepare_topology(&mut cycle, start + budget / 10);
+    // Under a work limit the screening ends by its own work, the time only a safety net.
+    let screen_until = if cycle.work.is_some() { hard } else { start + budget / 10 };
+    let screening = super::prepare_topology(&mut cycle, screen_until);
     let prob = Problem::new(&cycle);
     if prob.nodes.iter().any(|k| k.units.len() > pricing::MAX_UNITS) {
         return None;
@@ -157,13 +165,13 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     let assembly = (rehearsal.elapsed() * 2 + Duration::from_millis(30)).min(budget / 4);
     let reserve = (budget / 40).clamp(Duration::from_millis(20), Duration::from_millis(250));
     let deadline = hard.checked_sub(assembly + reserve).unwrap_or(start).max(start);
-    let mut work = cfg.work_limit(inst).map_or(u64::MAX, |w| ((w as f64 * share) as u64).max(1));
+    let mut b = Budget::new(deadline, cycle.work);
 
     let mut m = Master::new(&prob, super::highs::HighsSwitches::of(&cfg.diagnostics));
     let mut x = to_columns(&prob, &mut m, &warm).expect("the greedy start is valid in the master");
     let mut warm_from = "greedy";
     let mut k8s_raw = None;
-    if !cycle.victims.is_empty() && deadline.saturating_duration_since(Instant::now()) > budget / 3 {
+    if !cycle.victims.is_empty() && (b.by_work() || deadline.saturating_duration_since(Instant::now()) > budget / 3) {
         // The Kubernetes-style preemption baseline: taken if its evictions pass rule 6
         // node by node (its reprieve reads rule 6 per group, not per decision).
         let t_k8s = Instant::now();
@@ -191,32 +199,20 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
             comps.push(Component::Extra(l));
         }
     }
-    // Budget shares: of the time left, and of the work left when a work limit is set (then
+    // Budget shares: of the time left, or of the work left when a work limit is set (then
     // every phase change is by work, and the same input gives the same decision).
-    let limited = work != u64::MAX;
-    let share = |frac: f64, work: u64| -> (Instant, u64) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let w = if limited { ((work as f64 * frac).ceil() as u64).max(1).min(work) } else { u64::MAX };
-        (Instant::now() + left.mul_f64(frac), w)
-    };
     // Phase 1: term 1 as one objective (levels with lexicographic weights), for an
     // incumbent that is good at every level before the levels are proven one by one.
     let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
     let open_levels = placed.iter().filter(|&&c| m.value(c, &x) < floor(trivial_bound(&prob, c)) - 1e-9).count();
-    if placed.len() > 1 && open_levels > 0 && work > 0 && Instant::now() < deadline {
+    if placed.len() > 1 && open_levels > 0 && !b.exhausted() {
         let merged = lex_weights(&m, &placed);
-        let (until, mut w) = share(0.25, work);
-        let w0 = w;
-        let r = m.colgen(&merged, f64::INFINITY, until, &mut w);
-        work -= (w0 - w).min(work);
+        let r = b.run(b.part(0.25), |p| m.colgen(&merged, f64::INFINITY, p));
         while x.len() < m.cols.len() {
             x.push(0.0);
         }
-        let (until, w) = share(0.2, work);
-        let nodes = node_limit(w);
         let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
-        improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
-        work = work.saturating_sub(1);
+        b.run(b.part(0.2), |p| improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
         fill_left_out(&prob, &mut m, &mut x);
         say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
     }
@@ -240,9 +236,9 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         let mut bound = trivial_bound(&prob, comp);
         let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
         if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, all_proven, screening.as_ref()) {
-            if domain_master.is_none() && cycle.victims.is_empty() && !limited && Instant::now() < deadline {
+            if domain_master.is_none() && cycle.victims.is_empty() && !b.by_work() && !b.exhausted() {
                 let hint = decode(&prob, &m, &x);
-                let (until, _) = share(0.35, work);
+                let until = b.part(0.35).until;
                 domain_master = Some(super::decompose::solve_master(&cycle, topo, scr, &hint, until));
             }
             if let Some(b) = domain_master.as_ref().and_then(|dm| master_bound(dm, &outcomes, comp)) {
@@ -250,28 +246,20 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
                 proven = m.value(comp, &x) >= floor(bound) - 1e-9;
             }
         }
-        if !proven && Instant::now() < deadline && work > 0 {
+        if !proven && !b.exhausted() {
             let obj = [(comp, 1.0)];
             if all_proven {
                 let frac = if later.is_empty() { 1.0 } else { 0.6 };
-                let (until, mut w) = share(frac, work);
-                let w0 = w;
-                bound = branch_and_price(&mut m, comp, &later, &mut x, bound, until, &mut w);
-                work -= (w0 - w).min(work);
+                bound = b.run(b.part(frac), |p| branch_and_price(&mut m, comp, &later, &mut x, bound, p));
                 proven = m.value(comp, &x) >= floor(bound) - 1e-9;
             } else {
                 let frac = 1.0 / (comps.len() - ci) as f64;
-                let (until, mut w) = share(frac * 0.6, work);
-                let w0 = w;
-                let r = m.colgen(&obj, f64::INFINITY, until, &mut w);
-                work -= (w0 - w).min(work);
+                let r = b.run(b.part(frac * 0.6), |p| m.colgen(&obj, f64::INFINITY, p));
                 while x.len() < m.cols.len() {
                     x.push(0.0);
                 }
-                let (until, w) = share(frac * 0.4 / (1.0 - frac * 0.6), work);
-                let nodes = node_limit(w);
-                improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), until, nodes);
-                work = work.saturating_sub(1);
+                let rest = b.part(frac * 0.4 / (1.0 - frac * 0.6));
+                b.run(rest, |p| improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
             }
         }
         if matches!(comp, Component::Placed(_)) {
@@ -308,6 +296,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     }
     // Decode the incumbent.
     let t_finish = Instant::now();
+    let hit = t_finish >= deadline;
     let a = decode(&prob, &m, &x);
     let placed_proven = prob.levels.iter().all(|&l| outcomes.iter().any(|o| o.comp == Component::Placed(l) && o.proven));
     let status = if all_proven && outcomes.len() == comps.len() && scope == Scope::Full { Status::Optimal } else { Status::Feasible };
@@ -415,8 +404,20 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     if let Some(why) = fallback {
         d.stats.other.insert("engineFallback".into(), why.into());
     }
-    if Instant::now() >= deadline {
+    if hit {
         d.stats.deadline = Some("hit: returned the best verified incumbent".into());
+    }
+    if b.by_work() {
+        d.stats.work = Some(b.used());
+    }
+    if status != Status::Optimal {
+        d.stats.stopped_by = if cycle.cancel.is_cancelled() {
+            Some(StopReason::Cancelled)
+        } else if hit {
+            Some(StopReason::Deadline)
+        } else {
+            b.work_spent().then_some(StopReason::WorkLimit)
+        };
     }
     Some((d, a))
 }
@@ -464,15 +465,7 @@ const ROOT_STEPS: usize = 3;
 /// valid decision (the incumbent's value when the tree is exhausted); `x` holds the best
 /// incumbent found (never worse than the one given).
 #[allow(clippy::too_many_arguments)]
-fn branch_and_price(
-    m: &mut Master,
-    comp: Component,
-    later: &[Component],
-    x: &mut Vec<f64>,
-    root_bound: f64,
-    deadline: Instant,
-    work: &mut u64,
-) -> f64 {
+fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mut Vec<f64>, root_bound: f64, b: &mut Budget) -> f64 {
     struct Node {
         fixes: Vec<Fix>,
         bound: f64,
@@ -503,7 +496,7 @@ fn branch_and_price(
         if floor(node.bound) <= inc + 1e-9 {
             continue;
         }
-        if Instant::now() >= deadline || *work == 0 || m.prob.cycle.cancel.is_cancelled() {
+        if b.exhausted() || m.prob.cycle.cancel.is_cancelled() {
             open = open.max(node.bound);
             continue;
         }
@@ -530,7 +523,7 @@ fn branch_and_price(
         for (&k, &r) in &rules {
             m.set_unit_rules(k, r);
         }
-        let r = if root { root_colgen(m, comp, later, x, inc, deadline, work) } else { m.colgen(&[(comp, 1.0)], inc, deadline, work) };
+        let r = if root { root_colgen(m, comp, later, x, inc, b) } else { m.colgen(&[(comp, 1.0)], inc, b) };
         while x.len() < m.cols.len() {
             x.push(0.0);
         }
@@ -559,7 +552,7 @@ fn branch_and_price(
             );
         }
         let whole = root || !matches!(choice, Some(Fix::Col(..)));
-        node_incumbents(m, comp, later, x, &lpx, nb, root, whole, deadline, work);
+        node_incumbents(m, comp, later, x, &lpx, nb, root, whole, b);
         root = false;
         if choice.is_none() {
             // Every branching quantity integral: the LP solution with each node's patterns
@@ -609,36 +602,25 @@ fn branch_and_price(
 /// time. It goes in [`ROOT_STEPS`] steps, with the MIP over the LP's support after each
 /// step but the last: each LP's support gives another chance at an incumbent, and the
 /// support MIP takes a few percent of the time.
-fn root_colgen(
-    m: &mut Master,
-    comp: Component,
-    later: &[Component],
-    x: &mut Vec<f64>,
-    inc: f64,
-    deadline: Instant,
-    work: &mut u64,
-) -> master::ColgenResult {
+fn root_colgen(m: &mut Master, comp: Component, later: &[Component], x: &mut Vec<f64>, inc: f64, b: &mut Budget) -> master::ColgenResult {
     let began = Instant::now();
-    let span = deadline.saturating_duration_since(began).mul_f64(ROOT_LP_SHARE);
-    let total = if *work == u64::MAX { u64::MAX } else { ((*work as f64 * ROOT_LP_SHARE) as u64).max(1) };
-    let mut spent = 0u64;
+    let span = b.until.saturating_duration_since(began).mul_f64(ROOT_LP_SHARE);
+    let mut root = b.part(ROOT_LP_SHARE);
     let mut step = 1;
     loop {
-        let frac = step as f64 / ROOT_STEPS as f64;
-        let mut w = if total == u64::MAX { u64::MAX } else { ((total as f64 * frac) as u64).max(1).saturating_sub(spent) };
-        let w0 = w;
-        let r = m.colgen(&[(comp, 1.0)], inc, began + span.mul_f64(frac), &mut w);
-        spent += w0 - w;
-        *work -= (w0 - w).min(*work);
+        // Step `step` may take the root's budget up to `step / ROOT_STEPS` of it.
+        let frac = 1.0 / (ROOT_STEPS + 1 - step) as f64;
+        let r = root.run(root.slice(began + span.mul_f64(step as f64 / ROOT_STEPS as f64), frac), |p| m.colgen(&[(comp, 1.0)], inc, p));
         while x.len() < m.cols.len() {
             x.push(0.0);
         }
-        if r.converged || step == ROOT_STEPS || *work == 0 {
+        if r.converged || step == ROOT_STEPS || root.work_spent() {
+            b.charge(root.used());
             return r;
         }
         if let Some((_, lpx)) = &r.lp {
-            let nodes = node_limit(*work);
-            support_mip(m, comp, later, x, lpx, Instant::now() + span.mul_f64(0.1), nodes, work);
+            let part = b.slice(Instant::now() + span.mul_f64(0.1), 0.1 * ROOT_LP_SHARE);
+            b.run(part, |p| support_mip(m, comp, later, x, lpx, p));
         }
         step += 1;
     }
@@ -659,50 +641,32 @@ fn node_incumbents(
     nb: f64,
     root: bool,
     whole: bool,
-    deadline: Instant,
-    work: &mut u64,
+    b: &mut Budget,
 ) {
     let began = Instant::now();
-    let left = deadline.saturating_duration_since(began);
-    let nodes = node_limit(*work);
-    let small = if root { left.mul_f64(0.4) } else { left.mul_f64(0.1).min(Duration::from_secs(1)) };
-    support_mip(m, comp, later, x, lpx, began + small, nodes, work);
+    let left = b.until.saturating_duration_since(began);
+    let (small, frac) = if root { (left.mul_f64(0.4), 0.4) } else { (left.mul_f64(0.1).min(Duration::from_secs(1)), 0.1) };
+    b.run(b.slice(began + small, frac), |p| support_mip(m, comp, later, x, lpx, p));
     if whole && floor(nb) > m.value(comp, x) + 1e-9 {
-        let slice = if root { left.mul_f64(0.5) } else { left.mul_f64(0.25).min(Duration::from_secs(2)) };
-        let found = m.restricted_mip(&[(comp, 1.0)], later, x, None, began + slice, nodes);
+        let (slice, frac) = if root { (left.mul_f64(0.5), 0.5) } else { (left.mul_f64(0.25).min(Duration::from_secs(2)), 0.25) };
+        let found = b.run(b.slice(began + slice, frac), |p| m.restricted_mip(&[(comp, 1.0)], later, x, None, p));
         debug_mip(m, comp, "restricted", began, slice, found.as_ref());
         if let Some(bx) = found {
             *x = bx;
         }
-        *work = work.saturating_sub(1);
     }
 }
 
-/// The MIP over the support of LP solution `lpx` (see [`support`]) for tier `comp` until
-/// `until`, replacing `x` with what it finds; one unit of `work`.
-#[allow(clippy::too_many_arguments)]
-fn support_mip(
-    m: &Master,
-    comp: Component,
-    later: &[Component],
-    x: &mut Vec<f64>,
-    lpx: &[f64],
-    until: Instant,
-    nodes: Option<i64>,
-    work: &mut u64,
-) {
+/// The MIP over the support of LP solution `lpx` (see [`support`]) for tier `comp` on
+/// budget `b`, replacing `x` with what it finds.
+fn support_mip(m: &Master, comp: Component, later: &[Component], x: &mut Vec<f64>, lpx: &[f64], b: &mut Budget) {
     let began = Instant::now();
-    let found = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, lpx, x)), until, nodes);
-    *work = work.saturating_sub(1);
+    let until = b.until;
+    let found = m.restricted_mip(&[(comp, 1.0)], later, x, Some(&support(m, lpx, x)), b);
     debug_mip(m, comp, "support", began, until.saturating_duration_since(began), found.as_ref());
     if let Some(bx) = found {
         *x = bx;
     }
-}
-
-/// The MIP node limit that a deterministic work budget allows (`None`: no budget).
-fn node_limit(work: u64) -> Option<i64> {
-    (work != u64::MAX).then(|| work.min(1 << 20) as i64)
 }
 
 /// With `TESSERA_DEBUG`: what an incumbent search of the branch and price found.
@@ -725,16 +689,15 @@ fn support(m: &Master, lpx: &[f64], x: &[f64]) -> Vec<bool> {
         .collect()
 }
 
-/// Incumbent search after column generation for objective `obj` until `until`: the MIP
-/// over the LP solution's support `lpx` first (half the time), then over every column.
-fn improve(m: &Master, obj: &Objective, later: &[Component], x: &mut Vec<f64>, lpx: Option<&[f64]>, until: Instant, nodes: Option<i64>) {
+/// Incumbent search after column generation for objective `obj` on budget `b`: the MIP
+/// over the LP solution's support `lpx` first (half the budget), then over every column.
+fn improve(m: &Master, obj: &Objective, later: &[Component], x: &mut Vec<f64>, lpx: Option<&[f64]>, b: &mut Budget) {
     if let Some(lpx) = lpx {
-        let half = Instant::now() + until.saturating_duration_since(Instant::now()) / 2;
-        if let Some(bx) = m.restricted_mip(obj, later, x, Some(&support(m, lpx, x)), half, nodes) {
+        if let Some(bx) = b.run(b.part(0.5), |p| m.restricted_mip(obj, later, x, Some(&support(m, lpx, x)), p)) {
             *x = bx;
         }
     }
-    if let Some(bx) = m.restricted_mip(obj, later, x, None, until, nodes) {
+    if let Some(bx) = m.restricted_mip(obj, later, x, None, b) {
         *x = bx;
     }
 }
@@ -1444,20 +1407,22 @@ mod tests {
                 to_columns(&prob, &mut m, &warm).expect("the greedy start is valid in the master");
                 let comp = Component::Placed(level);
                 let far = Instant::now() + Duration::from_secs(60);
-                let r = m.colgen(&[(comp, 1.0)], f64::INFINITY, far, &mut u64::MAX.clone());
+                let r = m.colgen(&[(comp, 1.0)], f64::INFINITY, &mut Budget::new(far, None));
                 let mut x = to_columns(&prob, &mut m, &Assignment::empty(&inst)).expect("the empty start is valid in the master");
                 x.resize(m.cols.len(), 0.0);
                 let Some((lp, lpx)) = r.lp else { continue };
                 let only = support(&m, &lpx, &x);
                 searched += 1;
-                let Some(bx) = m.restricted_mip(&[(comp, 1.0)], &[], &x, Some(&only), far, None) else { continue };
+                let Some(bx) = m.restricted_mip(&[(comp, 1.0)], &[], &x, Some(&only), &mut Budget::new(far, None)) else { continue };
                 improved += 1;
                 let name = format!("{class} s{seed} {}", comp.name());
                 assert!(m.feasible(&bx), "{name}: infeasible");
                 assert!(bx.iter().zip(&only).all(|(&v, &on)| on || v == 0.0), "{name}: a pattern outside the support is used");
                 let value = m.value(comp, &bx);
                 assert!(value > m.value(comp, &x) && value <= lp + 1e-6, "{name}: {value} not above the start or above the LP's {lp}");
-                let all = m.restricted_mip(&[(comp, 1.0)], &[], &x, None, far, None).map_or(m.value(comp, &x), |ax| m.value(comp, &ax));
+                let all = m
+                    .restricted_mip(&[(comp, 1.0)], &[], &x, None, &mut Budget::new(far, None))
+                    .map_or(m.value(comp, &x), |ax| m.value(comp, &ax));
                 assert!(value <= all + 1e-9, "{name}: {value} above the MIP over every column, {all}");
             }
         }

@@ -1,0 +1,121 @@
+//! What a phase of the engine may spend: time and, under `options.workLimit`, work units.
+//!
+//! A work unit is one pricing round, or one unit of a restricted MIP's run (a
+//! branch-and-bound node, or `LP_ITERATIONS_PER_UNIT` simplex iterations; one at least). Under a work limit every phase ends by work and its time is only the
+//! caller's hard limit: the phases never see the wall clock, so the same input gives the
+//! same decision on any machine and thread count, unless that hard limit is reached (the
+//! decision then says so in `stats.stoppedBy`).
+
+use std::time::Instant;
+
+/// A budget of time and, under a work limit, of work.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Time by which the phase ends.
+    pub until: Instant,
+    /// Work units left; `None`: no work limit (the wall clock divides the phases).
+    work: Option<u64>,
+    /// Work units used by this budget and the parts it settled.
+    used: u64,
+}
+
+impl Budget {
+    /// Until `until`, with `work` units if a work limit is set.
+    pub fn new(until: Instant, work: Option<u64>) -> Budget {
+        Budget { until, work, used: 0 }
+    }
+
+    /// Whether a work limit divides the phases.
+    pub fn by_work(&self) -> bool {
+        self.work.is_some()
+    }
+
+    /// A part of this budget for one phase: until `until` (within this budget's time)
+    /// without a work limit; with one, `frac` of the work left, and this budget's time.
+    pub fn slice(&self, until: Instant, frac: f64) -> Budget {
+        match self.work {
+            None => Budget::new(until.min(self.until), None),
+            Some(w) => Budget::new(self.until, Some(((w as f64 * frac).ceil() as u64).max(1).min(w))),
+        }
+    }
+
+    /// `frac` of what is left: of the time without a work limit, else of the work.
+    pub fn part(&self, frac: f64) -> Budget {
+        let now = Instant::now();
+        self.slice(now + self.until.saturating_duration_since(now).mul_f64(frac.clamp(0.0, 1.0)), frac)
+    }
+
+    /// Runs `phase` on `part` and charges what it used to this budget.
+    pub fn run<R>(&mut self, part: Budget, phase: impl FnOnce(&mut Budget) -> R) -> R {
+        let mut p = part;
+        let r = phase(&mut p);
+        self.charge(p.used);
+        r
+    }
+
+    /// Charges `units` of work.
+    pub fn charge(&mut self, units: u64) {
+        self.used = self.used.saturating_add(units);
+        if let Some(w) = self.work.as_mut() {
+            *w = w.saturating_sub(units);
+        }
+    }
+
+    /// Work units left (`None`: no work limit).
+    pub fn work_left(&self) -> Option<u64> {
+        self.work
+    }
+
+    /// Whether the work is used up.
+    pub fn work_spent(&self) -> bool {
+        self.work == Some(0)
+    }
+
+    /// Whether the phase must end: its work is used up or its time has come.
+    pub fn exhausted(&self) -> bool {
+        self.work_spent() || Instant::now() >= self.until
+    }
+
+    /// The branch-and-bound node limit of a MIP run on this budget (`None`: no work limit).
+    pub fn node_limit(&self) -> Option<i64> {
+        self.work.map(|w| w.min(1 << 20) as i64)
+    }
+
+    /// Work units used.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_part_under_a_work_limit_keeps_the_time_and_charges_the_parent() {
+        let until = Instant::now() + Duration::from_secs(60);
+        let mut b = Budget::new(until, Some(10));
+        let p = b.part(0.25);
+        // ceil(2.5) = 3 units, and the caller's time, not a quarter of it.
+        assert_eq!((p.work, p.until), (Some(3), until));
+        b.run(p, |p| p.charge(2));
+        assert_eq!((b.work, b.used()), (Some(8), 2));
+        b.run(b.part(1.0), |p| p.charge(100));
+        assert!(b.work_spent() && b.exhausted());
+        assert_eq!(b.used(), 102);
+    }
+
+    #[test]
+    fn a_part_without_a_work_limit_is_a_share_of_the_time() {
+        let now = Instant::now();
+        let b = Budget::new(now + Duration::from_secs(100), None);
+        let p = b.part(0.5);
+        assert!(p.work.is_none() && p.node_limit().is_none());
+        let span = p.until.saturating_duration_since(now);
+        // Half of the 100 s left when `part` read the clock, a moment after `now`.
+        assert!(span > Duration::from_millis(49_900) && span < Duration::from_millis(50_100), "{span:?}");
+        // A slice never outlasts its parent.
+        assert_eq!(b.slice(now + Duration::from_secs(500), 0.5).until, b.until);
+    }
+}
