@@ -321,6 +321,11 @@ enum Command {
         /// Seeds per class on which the 1- vs 2-thread ratio is measured (scale suite).
         #[arg(long, default_value_t = 1)]
         ratio_seeds: u64,
+        /// Work limit per solve (scale suite): every run then repeats exactly, so two builds
+        /// (`--binary`) compare without timing noise; `--time-limit` is each solve's hard
+        /// limit (give it room, e.g. 300s).
+        #[arg(long)]
+        work_limit: Option<u64>,
         /// The tessera executable that solves (scale suite; default: this one), to measure
         /// another build against the same known answers.
         #[arg(long)]
@@ -638,6 +643,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             threads,
             best_known,
             ratio_seeds,
+            work_limit,
             binary,
         } => {
             #[cfg(feature = "serve")]
@@ -657,6 +663,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 Some(t) => Some(tessera::wire::parse_duration(t).map_err(|e| format!("--time-limit: {e}"))?),
                 None => None,
             };
+            if !matches!(suite, Suite::Scale) && work_limit.is_some() {
+                return Err("--work-limit applies to the scale suite only".into());
+            }
             if let Suite::Gap = suite {
                 let out = out.ok_or("--suite gap needs --out DIR")?;
                 let class_list: Vec<(String, u64)> = match &classes {
@@ -706,6 +715,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     classes: split_list(&classes.unwrap_or_else(|| tessera::tooling::bench::SCALE_CLASSES.join(","))),
                     seeds: seeds.unwrap_or(5),
                     time_limit: limit.unwrap_or(std::time::Duration::from_secs(10)),
+                    work_limit: work_limit.filter(|&w| w > 0),
                     threads: threads.max(1),
                     binary,
                     out: out.clone(),

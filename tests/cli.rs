@@ -538,3 +538,36 @@ fn simulate_emitted_openb_scenario_replays_the_same_run() {
     assert!(stderr(&direct).contains("% of simulated time") && stderr(&direct).contains("ffd / yunikorn: done"), "{}", stderr(&direct));
     assert!(!stdout(&direct).contains("simulated time"));
 }
+
+/// `bench --suite scale --work-limit`: every solve gets the work limit, so two runs of the
+/// suite write the same decisions (timings aside), each valid, and the report says so.
+#[test]
+fn scale_suite_with_a_work_limit_repeats_its_decisions() {
+    let dir = scratch("scale-work");
+    let run = |sub: &str| {
+        let out = dir.join(sub);
+        let args = ["bench", "--suite", "scale", "--classes", "flat-64", "--seeds", "2", "--ratio-seeds", "0", "--work-limit", "5"];
+        let o = tessera(&[&args[..], &["--time-limit", "120s", "--out", out.to_str().unwrap()]].concat());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stdout(&o).contains("work limit 5"), "{}", stdout(&o));
+        out
+    };
+    let (a, b) = (run("a"), run("b"));
+    for seed in [1, 2] {
+        let read = |dir: &Path| -> Decision {
+            let text = std::fs::read_to_string(dir.join("decisions").join(format!("flat-64-s{seed}.json"))).unwrap();
+            serde_json::from_str(&text).unwrap()
+        };
+        let (da, db) = (read(&a), read(&b));
+        assert!(da.stats.work.is_some(), "seed {seed}: no work reported");
+        assert_eq!(
+            serde_json::to_string(&da.without_timings()).unwrap(),
+            serde_json::to_string(&db.without_timings()).unwrap(),
+            "seed {seed}: the two runs decide differently"
+        );
+    }
+    // Another suite refuses the flag rather than ignoring it.
+    let o = tessera(&["bench", "--suite", "flat", "--work-limit", "5"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--work-limit"), "{}", stderr(&o));
+}

@@ -42,6 +42,10 @@ pub struct ScaleSuite {
     pub seeds: u64,
     /// Budget per solve.
     pub time_limit: Duration,
+    /// Work limit per solve (`options.workLimit`): the same decision on every run and any
+    /// thread count, so two builds compare without timing noise; the time limit is then
+    /// only each solve's hard limit.
+    pub work_limit: Option<u64>,
     /// Threads of each solve.
     pub threads: usize,
     /// The `tessera` executable that solves (normally this one).
@@ -220,16 +224,19 @@ struct Run {
     peak_kib: u64,
 }
 
-/// `binary solve FILE --time-limit T --threads N --output json --out OUT`, timed from
-/// spawn to exit, with the child's own peak resident memory.
-fn solve_child(binary: &Path, instance: &Path, out: &Path, limit: Duration, threads: usize) -> Result<Run, String> {
+/// `binary solve FILE --time-limit T [--work-limit W] --threads N --output json --out OUT`,
+/// timed from spawn to exit, with the child's own peak resident memory.
+fn solve_child(binary: &Path, instance: &Path, out: &Path, (limit, work): (Duration, Option<u64>), threads: usize) -> Result<Run, String> {
     let err_path = out.with_extension("stderr");
     let stderr = std::fs::File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
     let start = Instant::now();
-    let child = Command::new(binary)
-        .arg("solve")
-        .arg(instance)
-        .args(["--time-limit", &format!("{}ms", limit.as_millis()), "--threads", &threads.to_string(), "--output", "json", "--out"])
+    let mut command = Command::new(binary);
+    command.arg("solve").arg(instance).args(["--time-limit", &format!("{}ms", limit.as_millis())]);
+    if let Some(w) = work {
+        command.args(["--work-limit", &w.to_string()]);
+    }
+    let child = command
+        .args(["--threads", &threads.to_string(), "--output", "json", "--out"])
         .arg(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -314,10 +321,11 @@ pub fn run_scale(suite: &ScaleSuite, progress: &mut dyn FnMut(usize, usize, Stri
     let mut known = read_known(suite.best_known.as_deref())?;
     let mut improved = false;
     let source = format!(
-        "`{}` ({}, solve budget {:?}, {} threads), {}",
+        "`{}` ({}, solve budget {:?}{}, {} threads), {}",
         suite.command,
         suite.binary.display(),
         suite.time_limit,
+        suite.work_limit.map(|w| format!(", work limit {w}")).unwrap_or_default(),
         suite.threads,
         today()
     );
@@ -329,7 +337,8 @@ pub fn run_scale(suite: &ScaleSuite, progress: &mut dyn FnMut(usize, usize, Stri
         for seed in 1..=suite.seeds {
             let name = format!("{class}-s{seed}");
             let (file, nodes) = instance_file(suite, class, seed)?;
-            let run = solve_child(&suite.binary, &file, &decisions.join(format!("{name}.json")), suite.time_limit, suite.threads)?;
+            let limits = (suite.time_limit, suite.work_limit);
+            let run = solve_child(&suite.binary, &file, &decisions.join(format!("{name}.json")), limits, suite.threads)?;
             let inst =
                 Instance::from_text(&std::fs::read_to_string(&file).map_err(|e| e.to_string())?).map_err(|e| format!("{name}: {e}"))?;
             let report = check::check(&inst, &run.decision);
@@ -386,7 +395,7 @@ pub fn run_scale(suite: &ScaleSuite, progress: &mut dyn FnMut(usize, usize, Stri
 fn time_to_reach(suite: &ScaleSuite, file: &Path, threads: usize, target: &Objective, scratch: &Path) -> Result<(f64, usize), String> {
     let grid: Vec<f64> = RATIO_GRID.iter().copied().filter(|&s| s <= suite.time_limit.as_secs_f64()).collect();
     let reaches = |secs: f64| -> Result<Option<f64>, String> {
-        let run = solve_child(&suite.binary, file, scratch, Duration::from_secs_f64(secs), threads)?;
+        let run = solve_child(&suite.binary, file, scratch, (Duration::from_secs_f64(secs), None), threads)?;
         let ok = run.decision.objective.compare(target) != Ordering::Less;
         // A run that ended before its budget (a proof) reached its answer at its wall time.
         let t = if run.wall.as_secs_f64() < 0.95 * secs { run.wall.as_secs_f64() } else { secs };
@@ -429,10 +438,17 @@ fn thread_ratios(suite: &ScaleSuite, progress: &mut dyn FnMut(usize, usize, Stri
         for seed in 1..=suite.ratio_seeds.min(suite.seeds) {
             let name = format!("{class}-s{seed}");
             let file = suite.out.join("instances").join(format!("{name}.json"));
-            let one = solve_child(&suite.binary, &file, &scratch, suite.time_limit, 1)?;
+            let one = solve_child(&suite.binary, &file, &scratch, (suite.time_limit, suite.work_limit), 1)?;
             let target = one.decision.objective.clone();
-            let (t1, r1) = time_to_reach(suite, &file, 1, &target, &scratch)?;
-            let (t2, r2) = time_to_reach(suite, &file, 2, &target, &scratch)?;
+            let ((t1, r1), (t2, r2)) = match suite.work_limit {
+                // The same work gives the same answer: the ratio of the two runs' times.
+                Some(w) => {
+                    let two = solve_child(&suite.binary, &file, &scratch, (suite.time_limit, Some(w)), 2)?;
+                    let same = two.decision.objective.compare(&target) == Ordering::Equal;
+                    ((one.wall.as_secs_f64(), 0), (if same { two.wall.as_secs_f64() } else { f64::INFINITY }, 1))
+                }
+                None => (time_to_reach(suite, &file, 1, &target, &scratch)?, time_to_reach(suite, &file, 2, &target, &scratch)?),
+            };
             progress(out.len() + 1, total, format!("ratio {name}: 1 thread {t1:.1} s, 2 threads {t2:.1} s"));
             out.push(Ratio { name, one_status: one.decision.status, t1, t2, runs: r1 + r2 + 1 });
         }
@@ -471,7 +487,8 @@ fn memory_cap_mib(nodes: usize) -> u64 {
 
 fn render(suite: &ScaleSuite, lines: &[Line], ratios: &[Ratio], contradicted: &[String]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# Scale suite\n\n`{}`\n\n{}; budget {:?} per solve, {} threads; each solve a separate `tessera solve` process (wall time from spawn to exit, file reading and writing included; peak memory = that process's maximum resident set).\n", suite.command, today(), suite.time_limit, suite.threads);
+    let work = suite.work_limit.map(|w| format!(" and work limit {w} (the time limit is then only a hard limit)")).unwrap_or_default();
+    let _ = writeln!(s, "# Scale suite\n\n`{}`\n\n{}; budget {:?}{work} per solve, {} threads; each solve a separate `tessera solve` process (wall time from spawn to exit, file reading and writing included; peak memory = that process's maximum resident set).\n", suite.command, today(), suite.time_limit, suite.threads);
     s.push_str("Rows: `value (≤ atMost)` for groups placed and extra pods, `value (≥ atLeast)` for evictions, a bare value when proven, `(?)` past the first open row (no bound, as the spec has it). Levels are priorities, highest first; eviction levels with nothing evicted and a zero bound are left out.\n\n");
     s.push_str("| instance | nodes | status | placed per level | evicted per level | extra per level | wall s | peak MiB | valid | vs best known | best known (placed / evicted / extra) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     let budget = suite.time_limit.as_secs_f64() * 1.05;
@@ -520,14 +537,20 @@ fn render(suite: &ScaleSuite, lines: &[Line], ratios: &[Ratio], contradicted: &[
         );
     }
     if !ratios.is_empty() {
-        let _ = writeln!(s, "\n## 1 vs 2 threads\n\nTime to reach the answer one thread gives in {:?}: the first budget of {:?} s whose run is at least as good (a run that ends early, proven, counts with its wall time).\n", suite.time_limit, RATIO_GRID);
+        if suite.work_limit.is_some() {
+            s.push_str("\n## 1 vs 2 threads\n\nWall time of the same work with 1 and with 2 threads (the answers must be equal; \"not reached\" if they differ).\n\n");
+        } else {
+            let _ = writeln!(s, "\n## 1 vs 2 threads\n\nTime to reach the answer one thread gives in {:?}: the first budget of {:?} s whose run is at least as good (a run that ends early, proven, counts with its wall time).\n", suite.time_limit, RATIO_GRID);
+        }
         s.push_str("| instance | 1-thread answer | 1 thread s | 2 threads s | ratio | runs |\n|---|---|---|---|---|---|\n");
         let secs = |t: f64| if t.is_finite() { format!("{t:.2}") } else { "not reached".into() };
         for r in ratios {
             let ratio = if r.t1.is_finite() && r.t2.is_finite() { format!("{:.2}", r.t1 / r.t2) } else { "-".into() };
             let _ = writeln!(s, "| {} | {:?} | {} | {} | {ratio} | {} |", r.name, r.one_status, secs(r.t1), secs(r.t2), r.runs);
         }
-        s.push_str("\n\"not reached\": no run on the grid, the full budget included, was as good as the first 1-thread run (wall-clock budgets do not repeat a run's path).\n");
+        if suite.work_limit.is_none() {
+            s.push_str("\n\"not reached\": no run on the grid, the full budget included, was as good as the first 1-thread run (wall-clock budgets do not repeat a run's path).\n");
+        }
     }
     if !contradicted.is_empty() {
         s.push_str("\n## Bounds contradicted by a known valid decision (bugs)\n\n");
