@@ -22,12 +22,11 @@ use std::time::Instant;
 const MAX_CLASSES: usize = 64;
 
 /// Weighted groups-placed objective (`weights[g]`) bounded from above, if proven, and
-/// the work it cost (one unit for the HiGHS run and one per branch-and-bound node; 0 when
-/// HiGHS did not run).
+/// the work its HiGHS run cost (`MipResult::work`; 0 when HiGHS did not run).
 pub fn term1_bound(cycle: &Cycle, weights: &[(GroupId, f64)], deadline: Instant) -> (Option<f64>, u64) {
-    let nodes = std::cell::Cell::new(None);
-    let bound = term1_bound_within(cycle, weights, deadline, MAX_CLASSES, &nodes);
-    (bound, nodes.get().map_or(0, |n: i64| 1 + n.max(0) as u64))
+    let work = std::cell::Cell::new(None);
+    let bound = term1_bound_within(cycle, weights, deadline, MAX_CLASSES, &work);
+    (bound, work.get().unwrap_or(0))
 }
 
 /// [`term1_bound`] with at most `max_classes` classes by eligibility. Past that, a class
@@ -41,7 +40,7 @@ fn term1_bound_within(
     weights: &[(GroupId, f64)],
     deadline: Instant,
     max_classes: usize,
-    nodes: &std::cell::Cell<Option<i64>>,
+    work: &std::cell::Cell<Option<u64>>,
 ) -> Option<f64> {
     let inst = cycle.inst;
     let n_nodes = inst.nodes.len();
@@ -165,7 +164,7 @@ fn term1_bound_within(
         mip.add_row(0.0, INF, all);
     }
     let res = highs::solve(&mip, None, &MipParams::of_cycle(deadline, 0.0, 0.5, cycle));
-    nodes.set(Some(res.nodes));
+    work.set(Some(res.work()));
     // Integer weights: the bound rounds down to an integer (with a little slack for
     // floating point, never below a true optimum).
     match res.status {
