@@ -20,14 +20,14 @@ pub fn enforce(cycle: &Cycle, a: &mut Assignment) {
     if a.evicted.is_empty() {
         return;
     }
-    let on = PodsOn::new(cycle);
+    let need = NeedTest::new(cycle);
     loop {
         let mut order = a.evicted.clone();
         order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
-        let Some(u) = order.into_iter().find(|&u| !breaks(cycle, &on, a, u, &|g| a.is_placed(g) && cycle.may_preempt(g, u))) else {
+        let Some(u) = order.into_iter().find(|&u| !need.is_needed(a, u)) else {
             return;
         };
-        if !breaks(cycle, &on, a, u, &|g| a.is_placed(g)) {
+        if !breaks(cycle, &need.on, a, u, &|g| a.is_placed(g)) {
             a.evicted.retain(|&v| v != u);
             continue;
         }

@@ -191,10 +191,16 @@ pub struct MipResult {
 /// without a node, so nodes alone do not bound a run.
 pub const LP_ITERATIONS_PER_UNIT: i64 = 1000;
 
+/// Work units of a run so far that has taken `nodes` and `lp_iterations`.
+fn work_units(nodes: i64, lp_iterations: i64) -> u64 {
+    (nodes.max(0) + lp_iterations.max(0) / LP_ITERATIONS_PER_UNIT) as u64
+}
+
 impl MipResult {
-    /// Work units the run took: its nodes and simplex iterations, one at least.
+    /// Work units the run took: its nodes and simplex iterations, one at least (a run
+    /// that ends at its root still did work).
     pub fn work(&self) -> u64 {
-        (self.nodes.max(0) + self.lp_iterations.max(0) / LP_ITERATIONS_PER_UNIT).max(1) as u64
+        work_units(self.nodes, self.lp_iterations).max(1)
     }
 
     fn empty(status: MipStatus, values: Vec<f64>) -> MipResult {
@@ -399,7 +405,7 @@ extern "C" fn interrupt_cb(
         }
         let (nodes, iterations) = unsafe { ((*out).mip_node_count, (*out).mip_total_lp_iterations) };
         state.lp_iterations.store(iterations, std::sync::atomic::Ordering::Relaxed);
-        worked_out = state.max_work.is_some_and(|w| (nodes.max(0) + iterations.max(0) / LP_ITERATIONS_PER_UNIT) as u64 >= w);
+        worked_out = state.max_work.is_some_and(|w| work_units(nodes, iterations) >= w);
     }
     if kind == CB_MIP_IMPROVING_SOLUTION {
         if let (Some(live), false) = (&state.live, out.is_null()) {

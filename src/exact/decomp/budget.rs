@@ -76,11 +76,6 @@ impl Budget {
         self.work_spent() || Instant::now() >= self.until
     }
 
-    /// The branch-and-bound node limit of a MIP run on this budget (`None`: no work limit).
-    pub fn node_limit(&self) -> Option<i64> {
-        self.work.map(|w| w.min(1 << 20) as i64)
-    }
-
     /// Work units used.
     pub fn used(&self) -> u64 {
         self.used
@@ -111,7 +106,7 @@ mod tests {
         let now = Instant::now();
         let b = Budget::new(now + Duration::from_secs(100), None);
         let p = b.part(0.5);
-        assert!(p.work.is_none() && p.node_limit().is_none());
+        assert!(p.work.is_none() && p.work_left().is_none());
         let span = p.until.saturating_duration_since(now);
         // Half of the 100 s left when `part` read the clock, a moment after `now`.
         assert!(span > Duration::from_millis(49_900) && span < Duration::from_millis(50_100), "{span:?}");

@@ -852,8 +852,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         let mut params = MipParams::until(budget.until, 0.0, if keep > 0 { 1e-9 } else { 0.999 });
         params.switches = self.switches.clone();
         params.cutoff = Some(start_value + if keep > 0 { scale * 0.5 } else { 0.5 });
-        params.max_nodes = budget.node_limit();
-        params.max_work = budget.work_left();
+        params = params.with_work(budget.work_left());
         params.cancel = Some(self.prob.cycle.cancel.flag().clone());
         let res = highs::solve_detached(mip, params);
         budget.charge(res.work());
