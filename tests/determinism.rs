@@ -37,31 +37,48 @@ fn same_decision_for_any_thread_count_and_run() {
 /// the property they approximate.
 #[test]
 fn more_work_never_gives_a_worse_decision() {
-    for (class, seed) in [("flat-64", 1), ("flat-64", 2)] {
-        let doc = tessera::tooling::generate::generate(class, seed).unwrap();
-        let inst = Instance::from_doc(&doc).unwrap();
-        let mut previous: Option<(u64, tessera::wire::decision::Objective)> = None;
-        let mut objectives = Vec::new();
-        for work in [1, 2, 3, 5, 8, 13, 21] {
-            let opts =
-                Options { work_limit: Some(work), threads: Some(2), time_limit: Some(Duration::from_secs(300)), ..Options::default() };
-            let d = tessera::solve(&inst, &opts);
-            assert!(tessera::check(&inst, &d).is_valid(), "{class} s{seed}, work {work}: invalid decision");
-            if let Some((w, p)) = &previous {
-                assert_ne!(
-                    d.objective.compare(p),
-                    std::cmp::Ordering::Less,
-                    "{class} s{seed}: work {work} decides worse than work {w}:\n{:?}\n{:?}",
-                    d.objective,
-                    p
-                );
-            }
-            objectives.push(d.objective.clone());
-            previous = Some((work, d.objective));
-        }
-        // Meaningful only if the budget changes the answer somewhere.
-        assert!(objectives.windows(2).any(|w| w[0] != w[1]), "{class} s{seed}: every budget gave the same answer");
+    for seed in [1, 2] {
+        assert_monotone_in_work("flat-64", seed, &[1, 2, 3, 5, 8, 13, 21], None);
     }
+}
+
+/// The same for the decomposition engine (1,024 nodes): its rounds plan their work
+/// whatever the limit, so a larger limit replays a smaller one's rounds and goes on.
+#[test]
+fn more_work_never_gives_a_worse_decision_at_scale() {
+    assert_monotone_in_work("openb-1024", 1, &[5, 10, 15, 20], Some("groupClasses"));
+}
+
+/// Solves `class` seed `seed` under each work limit of `works` (increasing) and requires
+/// valid decisions, each at least as good as the one before, ended by the work limit and
+/// decided by the engine whose stats hold `key` when given; and that the limit changes
+/// the decision somewhere, or the test would prove nothing.
+fn assert_monotone_in_work(class: &str, seed: u64, works: &[u64], key: Option<&str>) {
+    let doc = tessera::tooling::generate::generate(class, seed).unwrap();
+    let inst = Instance::from_doc(&doc).unwrap();
+    let mut previous: Option<(u64, tessera::wire::decision::Objective)> = None;
+    let mut objectives = Vec::new();
+    for &work in works {
+        let opts = Options { work_limit: Some(work), threads: Some(2), time_limit: Some(Duration::from_secs(300)), ..Options::default() };
+        let d = tessera::solve(&inst, &opts);
+        assert!(tessera::check(&inst, &d).is_valid(), "{class} s{seed}, work {work}: invalid decision");
+        if let Some(key) = key {
+            assert!(d.stats.other.contains_key(key), "{class} s{seed}: not decided by the intended engine ({key} missing)");
+            assert_eq!(d.stats.stopped_by, Some(tessera::wire::decision::StopReason::WorkLimit), "{class} s{seed}, work {work}");
+        }
+        if let Some((w, p)) = &previous {
+            assert_ne!(
+                d.objective.compare(p),
+                std::cmp::Ordering::Less,
+                "{class} s{seed}: work {work} decides worse than work {w}:\n{:?}\n{:?}",
+                d.objective,
+                p
+            );
+        }
+        objectives.push(d.objective.clone());
+        previous = Some((work, d.objective));
+    }
+    assert!(objectives.windows(2).any(|w| w[0] != w[1]), "{class} s{seed}: every budget gave the same answer");
 }
 
 /// The engines for large cycles under a work limit: the decomposition engine (1,024

@@ -513,6 +513,14 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         self.fixed.push((comp, r));
     }
 
+    /// Drops the last fixing of component `comp` ([`Master::fix`]): its row no longer binds.
+    pub fn unfix(&mut self, comp: Component) {
+        if let Some(i) = self.fixed.iter().rposition(|&(c, _)| c == comp) {
+            let (_, r) = self.fixed.remove(i);
+            self.set_row_bounds(r, -INF, INF);
+        }
+    }
+
     /// Sets the bounds of column `col` (branching on class columns).
     pub fn set_bounds(&mut self, col: usize, lo: f64, up: f64) {
         self.cols[col].lo = lo;

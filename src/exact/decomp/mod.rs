@@ -13,7 +13,9 @@
 //! incumbent; proven tiers are fixed (a row) before the next; the first tier left open
 //! ends the solve with its bound. The decision is decoded from the incumbent's columns,
 //! checked with `tessera check` and this engine's own rule-6 check, and reported with
-//! `bounds` for every proven row and the first open one.
+//! `bounds` for every proven row and the first open one. Under a work limit the phases
+//! run in rounds of growing planned work that the limit only stops, so that a larger
+//! limit never gives a worse decision.
 
 mod budget;
 mod devices;
@@ -48,6 +50,10 @@ pub const HANDOFF_NODES: usize = 200;
 /// The share of the budget (time, and work when a work limit is set) this engine gets in
 /// a hand-off; it returns as soon as term 1 is proven.
 pub const HANDOFF_SHARE: f64 = 0.5;
+
+/// Under a work limit, the work the first round plans; each later round plans twice the
+/// last (see the rounds in `solve`).
+const FIRST_ROUND_WORK: u64 = 4;
 
 /// The engine's decision for `inst`, or `None` when the compact model should decide the
 /// cycle (not chosen by size or switch, or a rule the master does not express).
@@ -199,100 +205,143 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
             comps.push(Component::Extra(l));
         }
     }
-    // Budget shares: of the time left, or of the work left when a work limit is set (then
-    // every phase change is by work, and the same input gives the same decision).
-    // Phase 1: term 1 as one objective (levels with lexicographic weights), for an
-    // incumbent that is good at every level before the levels are proven one by one.
-    let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
-    let open_levels = placed.iter().filter(|&&c| m.value(c, &x) < floor(trivial_bound(&prob, c)) - 1e-9).count();
-    if placed.len() > 1 && open_levels > 0 && !b.exhausted() {
-        let merged = lex_weights(&m, &placed);
-        let r = b.run(b.part(0.25), |p| m.colgen(&merged, f64::INFINITY, p));
-        while x.len() < m.cols.len() {
-            x.push(0.0);
-        }
-        let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
-        b.run(b.part(0.2), |p| improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
-        fill_left_out(&prob, &mut m, &mut x);
-        say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
-    }
-    // Phase 2: tier by tier. Until the first tier left open, each is proven (branch and
-    // price, most of the budget left) and fixed; after it, the later tiers are only
-    // improved, the earlier ones held at the incumbent's values (nothing claimed).
+    // Rounds. Without a work limit, one round on the whole budget (its phases take shares
+    // of the time left). Under one, the rounds plan FIRST_ROUND_WORK units, then twice as
+    // many, and so on, whatever the limit; each continues from the columns, incumbent and
+    // proven tiers of the last, and the limit only stops them. A larger limit thus replays
+    // a smaller one's path and goes further: its decision is never worse.
     let mut outcomes: Vec<TierOutcome> = Vec::new();
     let mut all_proven = true;
     let mut held: Vec<Component> = Vec::new();
+    let mut earlier_bound: Vec<(Component, f64)> = Vec::new();
+    let mut rounds = 0u64;
+    // The best incumbent at the end of a round: a later round's never replaces it unless
+    // lexicographically better (what makes the decision monotone in the limit).
+    let mut best = x.clone();
     // The domain master of the compact engine's decomposition (decompose.rs): a second
     // source of term-1 bounds where groups require domains and nothing can be evicted.
     let mut domain_master: Option<super::decompose::Master> = None;
-    for (ci, &comp) in comps.iter().enumerate() {
-        // A hand-off ends after term 1; the later components still weigh in every
-        // restricted MIP (fewer evictions among decisions equal on term 1).
-        if scope != Scope::Full && !matches!(comp, Component::Placed(_)) {
+    loop {
+        let mut rb = b.planned(FIRST_ROUND_WORK << rounds.min(40));
+        rounds += 1;
+        // Phase 1: term 1 as one objective (levels with lexicographic weights), for an
+        // incumbent that is good at every level before the levels are proven one by one.
+        let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
+        let open_levels = placed.iter().filter(|&&c| m.value(c, &x) < floor(trivial_bound(&prob, c)) - 1e-9).count();
+        if placed.len() > 1 && open_levels > 0 && !rb.exhausted() {
+            let merged = lex_weights(&m, &placed);
+            let r = rb.run(rb.part(0.25), |p| m.colgen(&merged, f64::INFINITY, p));
+            while x.len() < m.cols.len() {
+                x.push(0.0);
+            }
+            let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
+            rb.run(rb.part(0.2), |p| improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
+            fill_left_out(&prob, &mut m, &mut x);
+            say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
+        }
+        // Phase 2: tier by tier. Until the first tier left open, each is proven (branch
+        // and price, most of the budget left) and fixed; after it, the later tiers are only
+        // improved, the earlier ones held at the incumbent's values (nothing claimed).
+        for (ci, &comp) in comps.iter().enumerate() {
+            if outcomes.iter().any(|o| o.comp == comp) {
+                continue; // proven in an earlier round, and fixed
+            }
+            // A hand-off ends after term 1; the later components still weigh in every
+            // restricted MIP (fewer evictions among decisions equal on term 1).
+            if scope != Scope::Full && !matches!(comp, Component::Placed(_)) {
+                break;
+            }
+            let rounds0 = m.rounds;
+            let later: Vec<Component> = comps[ci + 1..].to_vec();
+            let mut bound =
+                trivial_bound(&prob, comp).min(earlier_bound.iter().filter(|e| e.0 == comp).map(|e| e.1).fold(f64::INFINITY, f64::min));
+            let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+            if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, all_proven, screening.as_ref()) {
+                if domain_master.is_none() && cycle.victims.is_empty() && !rb.by_work() && !rb.exhausted() {
+                    let hint = decode(&prob, &m, &x);
+                    let until = rb.part(0.35).until;
+                    domain_master = Some(super::decompose::solve_master(&cycle, topo, scr, &hint, until));
+                }
+                if let Some(db) = domain_master.as_ref().and_then(|dm| master_bound(dm, &outcomes, comp)) {
+                    bound = bound.min(db);
+                    proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+                }
+            }
+            if !proven && !rb.exhausted() {
+                let obj = [(comp, 1.0)];
+                if all_proven {
+                    let frac = if later.is_empty() { 1.0 } else { 0.6 };
+                    bound = rb.run(rb.part(frac), |p| branch_and_price(&mut m, comp, &later, &mut x, bound, p));
+                    proven = m.value(comp, &x) >= floor(bound) - 1e-9;
+                } else {
+                    let frac = 1.0 / (comps.len() - ci) as f64;
+                    let r = rb.run(rb.part(frac * 0.6), |p| m.colgen(&obj, f64::INFINITY, p));
+                    while x.len() < m.cols.len() {
+                        x.push(0.0);
+                    }
+                    let rest = rb.part(frac * 0.4 / (1.0 - frac * 0.6));
+                    rb.run(rest, |p| improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
+                }
+            }
+            if matches!(comp, Component::Placed(_)) {
+                fill_left_out(&prob, &mut m, &mut x);
+                proven = proven || m.value(comp, &x) >= floor(bound) - 1e-9;
+            }
+            let value = m.value(comp, &x);
+            say(format_args!(
+                "tier {}: value {value}, bound {}, {}",
+                comp.name(),
+                if bound.is_finite() { format!("{bound:.3}") } else { "none".into() },
+                if !all_proven {
+                    "improved only"
+                } else if proven {
+                    "proven"
+                } else {
+                    "open"
+                }
+            ));
+            if all_proven {
+                outcomes.push(TierOutcome {
+                    comp,
+                    value,
+                    bound,
+                    proven,
+                    millis: start.elapsed().as_millis() as u64,
+                    rounds: m.rounds - rounds0,
+                });
+                all_proven = proven;
+            } else {
+                held.push(comp);
+            }
+            m.fix(comp, value);
+        }
+        b.charge(rb.used());
+        x.resize(m.cols.len(), 0.0);
+        best.resize(m.cols.len(), 0.0);
+        if better(&m, &prob, &best, &x) {
+            x.clone_from(&best);
+            for o in outcomes.iter_mut() {
+                o.value = m.value(o.comp, &x);
+            }
+        } else {
+            best.clone_from(&x);
+        }
+        let tiers = comps.iter().filter(|c| scope == Scope::Full || matches!(c, Component::Placed(_))).count();
+        let done = all_proven && outcomes.len() == tiers;
+        if !b.by_work() || done || rb.used() == 0 || b.exhausted() || cycle.cancel.is_cancelled() {
             break;
         }
-        let rounds0 = m.rounds;
-        let later: Vec<Component> = comps[ci + 1..].to_vec();
-        let mut bound = trivial_bound(&prob, comp);
-        let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
-        if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, all_proven, screening.as_ref()) {
-            if domain_master.is_none() && cycle.victims.is_empty() && !b.by_work() && !b.exhausted() {
-                let hint = decode(&prob, &m, &x);
-                let until = b.part(0.35).until;
-                domain_master = Some(super::decompose::solve_master(&cycle, topo, scr, &hint, until));
-            }
-            if let Some(b) = domain_master.as_ref().and_then(|dm| master_bound(dm, &outcomes, comp)) {
-                bound = bound.min(b);
-                proven = m.value(comp, &x) >= floor(bound) - 1e-9;
-            }
+        // The next round takes up the tiers left open: their fixing rows are dropped, the
+        // open tier's bound is kept.
+        for o in outcomes.iter().filter(|o| !o.proven) {
+            earlier_bound.push((o.comp, o.bound));
+            m.unfix(o.comp);
         }
-        if !proven && !b.exhausted() {
-            let obj = [(comp, 1.0)];
-            if all_proven {
-                let frac = if later.is_empty() { 1.0 } else { 0.6 };
-                bound = b.run(b.part(frac), |p| branch_and_price(&mut m, comp, &later, &mut x, bound, p));
-                proven = m.value(comp, &x) >= floor(bound) - 1e-9;
-            } else {
-                let frac = 1.0 / (comps.len() - ci) as f64;
-                let r = b.run(b.part(frac * 0.6), |p| m.colgen(&obj, f64::INFINITY, p));
-                while x.len() < m.cols.len() {
-                    x.push(0.0);
-                }
-                let rest = b.part(frac * 0.4 / (1.0 - frac * 0.6));
-                b.run(rest, |p| improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
-            }
+        outcomes.retain(|o| o.proven);
+        for c in held.drain(..) {
+            m.unfix(c);
         }
-        if matches!(comp, Component::Placed(_)) {
-            fill_left_out(&prob, &mut m, &mut x);
-            proven = proven || m.value(comp, &x) >= floor(bound) - 1e-9;
-        }
-        let value = m.value(comp, &x);
-        say(format_args!(
-            "tier {}: value {value}, bound {}, {}",
-            comp.name(),
-            if bound.is_finite() { format!("{bound:.3}") } else { "none".into() },
-            if !all_proven {
-                "improved only"
-            } else if proven {
-                "proven"
-            } else {
-                "open"
-            }
-        ));
-        if all_proven {
-            outcomes.push(TierOutcome {
-                comp,
-                value,
-                bound,
-                proven,
-                millis: start.elapsed().as_millis() as u64,
-                rounds: m.rounds - rounds0,
-            });
-            all_proven = proven;
-        } else {
-            held.push(comp);
-        }
-        m.fix(comp, value);
+        all_proven = true;
     }
     // Decode the incumbent.
     let t_finish = Instant::now();
@@ -409,6 +458,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     }
     if b.by_work() {
         d.stats.work = Some(b.used());
+        d.stats.other.insert("workRounds".into(), rounds.into());
     }
     if status != Status::Optimal {
         d.stats.stopped_by = if cycle.cancel.is_cancelled() {
