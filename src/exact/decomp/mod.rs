@@ -178,19 +178,10 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     let mut warm_from = "greedy";
     let mut k8s_raw = None;
     if !cycle.victims.is_empty() && (b.by_work() || deadline.saturating_duration_since(Instant::now()) > budget / 3) {
-        // The Kubernetes-style preemption baseline: taken if its evictions pass rule 6
-        // node by node (its reprieve reads rule 6 per group, not per decision).
-        let t_k8s = Instant::now();
-        let k8s = crate::baselines::k8s_preempt::preempt_in_order(&cycle).assignment;
-        let k8s_ms = t_k8s.elapsed().as_millis();
-        k8s_raw = Some(k8s.clone());
-        let k8s = repair_rule6(&prob, &m, k8s);
-        say(format_args!("k8s-preempt start {k8s_ms} ms, repaired for rule 6 in {} ms", t_k8s.elapsed().as_millis() - k8s_ms));
-        if let Some(kx) = to_columns(&prob, &mut m, &k8s) {
-            if better(&m, &prob, &kx, &x) {
-                x = kx;
-                warm_from = "k8s-preempt";
-            }
+        let (raw, taken) = k8s_start(&prob, &mut m, &mut x, &say);
+        k8s_raw = Some(raw);
+        if taken {
+            warm_from = "k8s-preempt";
         }
     }
     while x.len() < m.cols.len() {
@@ -198,155 +189,46 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     }
     say(format_args!("warm start ({warm_from}) places {}", warm_placed(&m, &x)));
 
-    let mut comps: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
-    comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
-    for &l in &prob.levels {
-        if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
-            comps.push(Component::Extra(l));
-        }
-    }
+    let comps = tiers_of(&prob);
     // Rounds. Without a work limit, one round on the whole budget (its phases take shares
     // of the time left). Under one, the rounds plan FIRST_ROUND_WORK units, then twice as
     // many, and so on, whatever the limit; each continues from the columns, incumbent and
     // proven tiers of the last, and the limit only stops them. A larger limit thus replays
     // a smaller one's path and goes further: its decision is never worse.
-    let mut outcomes: Vec<TierOutcome> = Vec::new();
-    let mut all_proven = true;
-    let mut held: Vec<Component> = Vec::new();
-    let mut earlier_bound: Vec<(Component, f64)> = Vec::new();
-    let mut rounds = 0u64;
+    let mut search = Search {
+        prob: &prob,
+        m,
+        x,
+        comps,
+        scope,
+        outcomes: Vec::new(),
+        all_proven: true,
+        held: Vec::new(),
+        earlier_bound: Vec::new(),
+        domain_master: None,
+        rounds: 0,
+        start,
+    };
     // The best incumbent at the end of a round: a later round's never replaces it unless
     // lexicographically better (what makes the decision monotone in the limit).
-    let mut best = x.clone();
-    // The domain master of the compact engine's decomposition (decompose.rs): a second
-    // source of term-1 bounds where groups require domains and nothing can be evicted.
-    let mut domain_master: Option<super::decompose::Master> = None;
+    let mut best = search.x.clone();
     loop {
-        let mut rb = b.planned(FIRST_ROUND_WORK << rounds.min(40));
-        rounds += 1;
-        // Phase 1: term 1 as one objective (levels with lexicographic weights), for an
-        // incumbent that is good at every level before the levels are proven one by one.
-        let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
-        let open_levels = placed.iter().filter(|&&c| m.value(c, &x) < floor(trivial_bound(&prob, c)) - 1e-9).count();
-        if placed.len() > 1 && open_levels > 0 && !rb.exhausted() {
-            let merged = lex_weights(&m, &placed);
-            let r = rb.run(rb.part(0.25), |p| m.colgen(&merged, f64::INFINITY, p));
-            while x.len() < m.cols.len() {
-                x.push(0.0);
-            }
-            let later: Vec<Component> = comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
-            rb.run(rb.part(0.2), |p| improve(&m, &merged, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
-            fill_left_out(&prob, &mut m, &mut x);
-            say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, &x))).collect::<Vec<_>>().join(" / ")));
-        }
-        // Phase 2: tier by tier. Until the first tier left open, each is proven (branch
-        // and price, most of the budget left) and fixed; after it, the later tiers are only
-        // improved, the earlier ones held at the incumbent's values (nothing claimed).
-        for (ci, &comp) in comps.iter().enumerate() {
-            if outcomes.iter().any(|o| o.comp == comp) {
-                continue; // proven in an earlier round, and fixed
-            }
-            // A hand-off ends after term 1; the later components still weigh in every
-            // restricted MIP (fewer evictions among decisions equal on term 1).
-            if scope != Scope::Full && !matches!(comp, Component::Placed(_)) {
-                break;
-            }
-            let rounds0 = m.rounds;
-            let later: Vec<Component> = comps[ci + 1..].to_vec();
-            let mut bound =
-                trivial_bound(&prob, comp).min(earlier_bound.iter().filter(|e| e.0 == comp).map(|e| e.1).fold(f64::INFINITY, f64::min));
-            let mut proven = m.value(comp, &x) >= floor(bound) - 1e-9;
-            if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, all_proven, screening.as_ref()) {
-                if domain_master.is_none() && cycle.victims.is_empty() && !rb.by_work() && !rb.exhausted() {
-                    let hint = decode(&prob, &m, &x);
-                    let until = rb.part(0.35).until;
-                    domain_master = Some(super::decompose::solve_master(&cycle, topo, scr, &hint, until));
-                }
-                if let Some(db) = domain_master.as_ref().and_then(|dm| master_bound(dm, &outcomes, comp)) {
-                    bound = bound.min(db);
-                    proven = m.value(comp, &x) >= floor(bound) - 1e-9;
-                }
-            }
-            if !proven && !rb.exhausted() {
-                let obj = [(comp, 1.0)];
-                if all_proven {
-                    let frac = if later.is_empty() { 1.0 } else { 0.6 };
-                    bound = rb.run(rb.part(frac), |p| branch_and_price(&mut m, comp, &later, &mut x, bound, p));
-                    proven = m.value(comp, &x) >= floor(bound) - 1e-9;
-                } else {
-                    let frac = 1.0 / (comps.len() - ci) as f64;
-                    let r = rb.run(rb.part(frac * 0.6), |p| m.colgen(&obj, f64::INFINITY, p));
-                    while x.len() < m.cols.len() {
-                        x.push(0.0);
-                    }
-                    let rest = rb.part(frac * 0.4 / (1.0 - frac * 0.6));
-                    rb.run(rest, |p| improve(&m, &obj, &later, &mut x, r.lp.as_ref().map(|l| &l.1[..]), p));
-                }
-            }
-            if matches!(comp, Component::Placed(_)) {
-                fill_left_out(&prob, &mut m, &mut x);
-                proven = proven || m.value(comp, &x) >= floor(bound) - 1e-9;
-            }
-            let value = m.value(comp, &x);
-            say(format_args!(
-                "tier {}: value {value}, bound {}, {}",
-                comp.name(),
-                if bound.is_finite() { format!("{bound:.3}") } else { "none".into() },
-                if !all_proven {
-                    "improved only"
-                } else if proven {
-                    "proven"
-                } else {
-                    "open"
-                }
-            ));
-            if all_proven {
-                outcomes.push(TierOutcome {
-                    comp,
-                    value,
-                    bound,
-                    proven,
-                    millis: start.elapsed().as_millis() as u64,
-                    rounds: m.rounds - rounds0,
-                });
-                all_proven = proven;
-            } else {
-                held.push(comp);
-            }
-            m.fix(comp, value);
-        }
+        let mut rb = b.planned(FIRST_ROUND_WORK << search.rounds.min(40));
+        search.rounds += 1;
+        search.joint_term1(&mut rb, &say);
+        search.tiers(&mut rb, screening.as_ref(), &say);
         b.charge(rb.used());
-        x.resize(m.cols.len(), 0.0);
-        best.resize(m.cols.len(), 0.0);
-        if better(&m, &prob, &best, &x) {
-            x.clone_from(&best);
-            for o in outcomes.iter_mut() {
-                o.value = m.value(o.comp, &x);
-            }
-        } else {
-            best.clone_from(&x);
-        }
-        let tiers = comps.iter().filter(|c| scope == Scope::Full || matches!(c, Component::Placed(_))).count();
-        let done = all_proven && outcomes.len() == tiers;
-        if !b.by_work() || done || rb.used() == 0 || b.exhausted() || cycle.cancel.is_cancelled() {
+        search.keep_best(&mut best);
+        if !b.by_work() || search.done() || rb.used() == 0 || b.exhausted() || cycle.cancel.is_cancelled() {
             break;
         }
-        // The next round takes up the tiers left open: their fixing rows are dropped, the
-        // open tier's bound is kept.
-        for o in outcomes.iter().filter(|o| !o.proven) {
-            earlier_bound.push((o.comp, o.bound));
-            m.unfix(o.comp);
-        }
-        outcomes.retain(|o| o.proven);
-        for c in held.drain(..) {
-            m.unfix(c);
-        }
-        all_proven = true;
+        search.reopen();
     }
+    let (m, x, comps, outcomes, all_proven) = (&search.m, &search.x, &search.comps, &search.outcomes, search.all_proven);
     // Decode the incumbent.
     let t_finish = Instant::now();
     let hit = t_finish >= deadline;
-    let a = decode(&prob, &m, &x);
+    let a = decode(&prob, m, x);
     let placed_proven = prob.levels.iter().all(|&l| outcomes.iter().any(|o| o.comp == Component::Placed(l) && o.proven));
     let status = if all_proven && outcomes.len() == comps.len() && scope == Scope::Full { Status::Optimal } else { Status::Feasible };
     let gap = outcomes.iter().find(|o| !o.proven).map_or(0.0, |o| row_gap(o.bound, o.value));
@@ -359,7 +241,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     };
     let decision = |a: &Assignment| {
         let mut d = finish(&cycle, a, status, gap, proven);
-        d.bounds = Some(bounds_of(inst, &outcomes));
+        d.bounds = Some(bounds_of(inst, outcomes));
         let report = crate::check::check(inst, &d);
         let own = rule6_violations(&cycle, a);
         (report.is_valid() && own.is_empty()).then_some(d).ok_or((report.violations.len(), own.len()))
@@ -404,47 +286,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     d.stats.other.insert("finishMillis".into(), (t_finish.elapsed().as_millis() as u64).into());
     d.stats.other.insert("assemblyEstimateMillis".into(), (assembly.as_millis() as u64).into());
     d.stats.solve_millis = Some(start.elapsed().as_millis() as u64);
-    d.stats.other.insert("groupClasses".into(), prob.groups.len().into());
-    d.stats.other.insert("nodeClasses".into(), prob.nodes.len().into());
-    d.stats.columns = Some(m.cols.len() as u64);
-    d.stats.rows = Some(m.rows.len() as u64);
-    d.stats.other.insert("pricingRounds".into(), m.rounds.into());
-    d.stats.other.insert("pricingInexact".into(), m.priced_inexact.into());
-    d.stats.other.insert("lpIterations".into(), m.lp_iterations().into());
-    d.stats.tiers = Some(outcomes.iter().filter(|o| o.proven).map(|o| o.comp.name()).collect());
-    if !held.is_empty() {
-        d.stats.other.insert("improvedAfterOpenTier".into(), held.iter().map(|c| c.name()).collect::<Vec<_>>().into());
-    }
-    d.stats.other.insert(
-        "tierDetail".into(),
-        outcomes
-            .iter()
-            .map(|o| {
-                serde_json::json!({"tier": o.comp.name(), "value": o.value, "bound": if o.bound.is_finite() { serde_json::json!(o.bound) } else { serde_json::Value::Null }, "proven": o.proven, "millis": o.millis, "rounds": o.rounds})
-            })
-            .collect::<Vec<_>>()
-            .into(),
-    );
-    let terms: Vec<u8> = {
-        let done =
-            |pred: &dyn Fn(&Component) -> bool| comps.iter().filter(|c| pred(c)).all(|c| outcomes.iter().any(|o| o.comp == *c && o.proven));
-        let mut t = Vec::new();
-        if done(&|c| matches!(c, Component::Placed(_))) {
-            t.push(1);
-            if done(&|c| matches!(c, Component::Evicted(_))) {
-                t.push(2);
-                if done(&|c| matches!(c, Component::Extra(_))) {
-                    t.push(3);
-                }
-            }
-        }
-        t
-    };
-    if terms.first() == Some(&1) {
-        let ms = outcomes.iter().filter(|o| matches!(o.comp, Component::Placed(_))).map(|o| o.millis).max().unwrap_or(0);
-        d.stats.term1_millis = Some(ms);
-    }
-    d.stats.terms_proven = Some(terms);
+    search.record(&mut d);
     d.stats.warm_start = Some(format!("accepted ({warm_from})"));
     if let Some(s) = &screening {
         let _ = s;
@@ -458,7 +300,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     }
     if b.by_work() {
         d.stats.work = Some(b.used());
-        d.stats.other.insert("workRounds".into(), rounds.into());
+        d.stats.other.insert("workRounds".into(), search.rounds.into());
     }
     if status != Status::Optimal {
         d.stats.stopped_by = if cycle.cancel.is_cancelled() {
@@ -470,6 +312,244 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         };
     }
     Some((d, a))
+}
+
+/// The Kubernetes-style preemption baseline as it came, and whether, repaired for rule 6
+/// node by node (its reprieve reads rule 6 per group, not per decision), it replaced the
+/// incumbent `x` as a better start.
+fn k8s_start(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, say: &Say) -> (Assignment, bool) {
+    let t_k8s = Instant::now();
+    let raw = crate::baselines::k8s_preempt::preempt_in_order(prob.cycle).assignment;
+    let k8s_ms = t_k8s.elapsed().as_millis();
+    let k8s = repair_rule6(prob, m, raw.clone());
+    say(format_args!("k8s-preempt start {k8s_ms} ms, repaired for rule 6 in {} ms", t_k8s.elapsed().as_millis() - k8s_ms));
+    let taken = match to_columns(prob, m, &k8s) {
+        Some(kx) if better(m, prob, &kx, x) => {
+            *x = kx;
+            true
+        }
+        _ => false,
+    };
+    (raw, taken)
+}
+
+/// The tiers in lexicographic order: groups placed per level, pods evicted per victim
+/// priority, then extra pods per level where some class can take more than its minimum.
+fn tiers_of(prob: &Problem) -> Vec<Component> {
+    let mut comps: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
+    comps.extend(prob.victim_levels.iter().map(|&p| Component::Evicted(p)));
+    for &l in &prob.levels {
+        if prob.groups.iter().any(|c| c.rank == l && !c.blocked && c.hi > c.lo) {
+            comps.push(Component::Extra(l));
+        }
+    }
+    comps
+}
+
+/// The search's state, carried from round to round: the master and its columns, the
+/// incumbent, and the tiers proven so far.
+struct Search<'p, 'c, 'a> {
+    prob: &'p Problem<'c, 'a>,
+    m: Master<'p, 'c, 'a>,
+    x: Vec<f64>,
+    /// The tiers in lexicographic order.
+    comps: Vec<Component>,
+    scope: Scope,
+    /// The tiers proven, then the first one left open.
+    outcomes: Vec<TierOutcome>,
+    /// Whether every tier so far is proven (the next one is then proven or left open).
+    all_proven: bool,
+    /// The tiers after the first open one: improved only, held at their values.
+    held: Vec<Component>,
+    /// Bounds that earlier rounds proved for tiers they left open.
+    earlier_bound: Vec<(Component, f64)>,
+    /// The domain master of the compact engine's decomposition (decompose.rs): a second
+    /// source of term-1 bounds where groups require domains and nothing can be evicted.
+    domain_master: Option<super::decompose::Master>,
+    rounds: u64,
+    start: Instant,
+}
+
+/// What topology screening found: the domain graph and the candidate domains.
+type Screening = (super::topology::TopologyGraph, super::candidates::Screening);
+
+/// Progress lines of the engine.
+type Say<'s> = dyn Fn(std::fmt::Arguments) + 's;
+
+impl Search<'_, '_, '_> {
+    /// Phase 1: term 1 as one objective (levels with lexicographic weights), for an
+    /// incumbent that is good at every level before the levels are proven one by one.
+    fn joint_term1(&mut self, rb: &mut Budget, say: &Say) {
+        let (prob, m, x) = (self.prob, &mut self.m, &mut self.x);
+        let placed: Vec<Component> = prob.levels.iter().map(|&l| Component::Placed(l)).collect();
+        let open_levels = placed.iter().filter(|&&c| m.value(c, x) < floor(trivial_bound(prob, c)) - 1e-9).count();
+        if placed.len() <= 1 || open_levels == 0 || rb.exhausted() {
+            return;
+        }
+        let merged = lex_weights(m, &placed);
+        let r = rb.run(rb.part(0.25), |p| m.colgen(&merged, f64::INFINITY, p));
+        x.resize(m.cols.len(), 0.0);
+        let later: Vec<Component> = self.comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
+        rb.run(rb.part(0.2), |p| improve(m, &merged, &later, x, r.lp.as_ref().map(|l| &l.1[..]), p));
+        fill_left_out(prob, m, x);
+        say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, x))).collect::<Vec<_>>().join(" / ")));
+    }
+
+    /// Phase 2: tier by tier. Until the first tier left open, each is proven (branch and
+    /// price, most of the budget left) and fixed; after it, the later tiers are only
+    /// improved, the earlier ones held at the incumbent's values (nothing claimed).
+    fn tiers(&mut self, rb: &mut Budget, screening: Option<&Screening>, say: &Say) {
+        for ci in 0..self.comps.len() {
+            let comp = self.comps[ci];
+            if self.outcomes.iter().any(|o| o.comp == comp) {
+                continue; // proven in an earlier round, and fixed
+            }
+            // A hand-off ends after term 1; the later components still weigh in every
+            // restricted MIP (fewer evictions among decisions equal on term 1).
+            if self.scope != Scope::Full && !matches!(comp, Component::Placed(_)) {
+                break;
+            }
+            self.tier(ci, rb, screening, say);
+        }
+    }
+
+    /// Tier `comps[ci]`: proven (or left open with its bound) while every earlier one is
+    /// proven, else improved only; then fixed at the incumbent's value.
+    fn tier(&mut self, ci: usize, rb: &mut Budget, screening: Option<&Screening>, say: &Say) {
+        let (prob, comp) = (self.prob, self.comps[ci]);
+        let rounds0 = self.m.rounds;
+        let later: Vec<Component> = self.comps[ci + 1..].to_vec();
+        let earlier = self.earlier_bound.iter().filter(|e| e.0 == comp).map(|e| e.1).fold(f64::INFINITY, f64::min);
+        let mut bound = trivial_bound(prob, comp).min(earlier);
+        let mut proven = self.m.value(comp, &self.x) >= floor(bound) - 1e-9;
+        if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, self.all_proven, screening) {
+            if self.domain_master.is_none() && prob.cycle.victims.is_empty() && !rb.by_work() && !rb.exhausted() {
+                let hint = decode(prob, &self.m, &self.x);
+                self.domain_master = Some(super::decompose::solve_master(prob.cycle, topo, scr, &hint, rb.part(0.35).until));
+            }
+            if let Some(db) = self.domain_master.as_ref().and_then(|dm| master_bound(dm, &self.outcomes, comp)) {
+                bound = bound.min(db);
+                proven = self.m.value(comp, &self.x) >= floor(bound) - 1e-9;
+            }
+        }
+        let (m, x) = (&mut self.m, &mut self.x);
+        if !proven && !rb.exhausted() {
+            if self.all_proven {
+                let frac = if later.is_empty() { 1.0 } else { 0.6 };
+                bound = rb.run(rb.part(frac), |p| branch_and_price(m, comp, &later, x, bound, p));
+                proven = m.value(comp, x) >= floor(bound) - 1e-9;
+            } else {
+                let obj = [(comp, 1.0)];
+                let frac = 1.0 / (self.comps.len() - ci) as f64;
+                let r = rb.run(rb.part(frac * 0.6), |p| m.colgen(&obj, f64::INFINITY, p));
+                x.resize(m.cols.len(), 0.0);
+                let rest = rb.part(frac * 0.4 / (1.0 - frac * 0.6));
+                rb.run(rest, |p| improve(m, &obj, &later, x, r.lp.as_ref().map(|l| &l.1[..]), p));
+            }
+        }
+        if matches!(comp, Component::Placed(_)) {
+            fill_left_out(prob, m, x);
+            proven = proven || m.value(comp, x) >= floor(bound) - 1e-9;
+        }
+        let value = m.value(comp, x);
+        let shown = if bound.is_finite() { format!("{bound:.3}") } else { "none".into() };
+        let how = match (self.all_proven, proven) {
+            (false, _) => "improved only",
+            (true, true) => "proven",
+            (true, false) => "open",
+        };
+        say(format_args!("tier {}: value {value}, bound {shown}, {how}", comp.name()));
+        if self.all_proven {
+            let millis = self.start.elapsed().as_millis() as u64;
+            self.outcomes.push(TierOutcome { comp, value, bound, proven, millis, rounds: m.rounds - rounds0 });
+            self.all_proven = proven;
+        } else {
+            self.held.push(comp);
+        }
+        m.fix(comp, value);
+    }
+
+    /// Whether every tier of the scope is proven.
+    fn done(&self) -> bool {
+        let tiers = self.comps.iter().filter(|c| self.scope == Scope::Full || matches!(c, Component::Placed(_))).count();
+        self.all_proven && self.outcomes.len() == tiers
+    }
+
+    /// Keeps the lexicographically better of the incumbent and `best` in both.
+    fn keep_best(&mut self, best: &mut Vec<f64>) {
+        let (m, x) = (&self.m, &mut self.x);
+        x.resize(m.cols.len(), 0.0);
+        best.resize(m.cols.len(), 0.0);
+        if better(m, self.prob, best, x) {
+            x.clone_from(best);
+            for o in self.outcomes.iter_mut() {
+                o.value = m.value(o.comp, x);
+            }
+        } else {
+            best.clone_from(x);
+        }
+    }
+
+    /// Records in `d`'s stats what the search did: classes, columns, pricing, the tiers
+    /// proven and held, and the terms proven.
+    fn record(&self, d: &mut Decision) {
+        d.stats.other.insert("groupClasses".into(), self.prob.groups.len().into());
+        d.stats.other.insert("nodeClasses".into(), self.prob.nodes.len().into());
+        d.stats.columns = Some(self.m.cols.len() as u64);
+        d.stats.rows = Some(self.m.rows.len() as u64);
+        d.stats.other.insert("pricingRounds".into(), self.m.rounds.into());
+        d.stats.other.insert("pricingInexact".into(), self.m.priced_inexact.into());
+        d.stats.other.insert("lpIterations".into(), self.m.lp_iterations().into());
+        d.stats.tiers = Some(self.outcomes.iter().filter(|o| o.proven).map(|o| o.comp.name()).collect());
+        if !self.held.is_empty() {
+            d.stats.other.insert("improvedAfterOpenTier".into(), self.held.iter().map(|c| c.name()).collect::<Vec<_>>().into());
+        }
+        d.stats.other.insert(
+            "tierDetail".into(),
+            self.outcomes
+                .iter()
+                .map(|o| {
+                    serde_json::json!({"tier": o.comp.name(), "value": o.value, "bound": if o.bound.is_finite() { serde_json::json!(o.bound) } else { serde_json::Value::Null }, "proven": o.proven, "millis": o.millis, "rounds": o.rounds})
+                })
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        let terms: Vec<u8> = {
+            let done = |pred: &dyn Fn(&Component) -> bool| {
+                self.comps.iter().filter(|c| pred(c)).all(|c| self.outcomes.iter().any(|o| o.comp == *c && o.proven))
+            };
+            let mut t = Vec::new();
+            if done(&|c| matches!(c, Component::Placed(_))) {
+                t.push(1);
+                if done(&|c| matches!(c, Component::Evicted(_))) {
+                    t.push(2);
+                    if done(&|c| matches!(c, Component::Extra(_))) {
+                        t.push(3);
+                    }
+                }
+            }
+            t
+        };
+        if terms.first() == Some(&1) {
+            let ms = self.outcomes.iter().filter(|o| matches!(o.comp, Component::Placed(_))).map(|o| o.millis).max().unwrap_or(0);
+            d.stats.term1_millis = Some(ms);
+        }
+        d.stats.terms_proven = Some(terms);
+    }
+
+    /// Prepares the next round: the tiers left open are taken up again, their fixing rows
+    /// dropped, the open tier's bound kept.
+    fn reopen(&mut self) {
+        for o in self.outcomes.iter().filter(|o| !o.proven) {
+            self.earlier_bound.push((o.comp, o.bound));
+            self.m.unfix(o.comp);
+        }
+        self.outcomes.retain(|o| o.proven);
+        for c in self.held.drain(..) {
+            self.m.unfix(c);
+        }
+        self.all_proven = true;
+    }
 }
 
 /// The incumbent `x` with the groups its patterns leave out placed greedily on the room
