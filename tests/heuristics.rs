@@ -1,4 +1,4 @@
-//! The heuristic baselines of issue 5 (src/solve/heuristics, plus `ffd`): every decision
+//! The heuristic baselines (`src/baselines`, `ffd` among them): every decision
 //! passes the validator on generated instances; one hand-made instance per heuristic where
 //! it is provably suboptimal (worked out by hand below) and the exact solver does better;
 //! and the exact solver is never worse than any heuristic on terms 1-3.

@@ -1,4 +1,4 @@
-//! Hand-computed cycles with YuniKorn queues (issue 6, `models/queues.md`): quotas and
+//! Hand-computed cycles with YuniKorn queues (`models/queues.md`): quotas and
 //! maxapplications (rule 7), gang admission, term 1 by effective priority key, quota
 //! freed by evictions, and the YuniKorn preemption model. Each case states the arithmetic
 //! that fixes its answer; every decision (exact and every heuristic) must pass `check`.

@@ -1,4 +1,4 @@
-//! Hand-computed topology cases (issue 3): required / preferred levels, slices,
+//! Hand-computed topology cases: required / preferred levels, slices,
 //! bound members, nodes without labels, and the per-level explanations. Each comment
 //! shows the arithmetic of the expected optimum; every decision passes the validator.
 
@@ -9,7 +9,7 @@ use std::time::Duration;
 use tessera::wire::decision::{Decision, Status};
 use tessera::{check, Instance, Options, SolverKind};
 // ---------------------------------------------------------------------------------------
-// Topology cases (issue 3)
+// Topology cases
 // ---------------------------------------------------------------------------------------
 
 /// Racks (by pending pods of 1 cpu they hold) with free capacity 3, 3, 2, 1 and a 7-pod
