@@ -1,10 +1,11 @@
 //! What a phase of the engine may spend: time and, under `options.workLimit`, work units.
 //!
 //! A work unit is one pricing round, or one unit of a restricted MIP's run (a
-//! branch-and-bound node, or `LP_ITERATIONS_PER_UNIT` simplex iterations; one at least). Under a work limit every phase ends by work and its time is only the
-//! caller's hard limit: the phases never see the wall clock, so the same input gives the
-//! same decision on any machine and thread count, unless that hard limit is reached (the
-//! decision then says so in `stats.stoppedBy`).
+//! branch-and-bound node, or `LP_ITERATIONS_PER_UNIT` simplex iterations; one at least).
+//! Under a work limit every phase ends by work and its time is only the caller's hard
+//! limit: the phases never see the wall clock, so the same input gives the same decision
+//! on any machine and thread count, unless that hard limit is reached (the decision then
+//! says so in `stats.stoppedBy`).
 //!
 //! A budget's work has two counts: the plan, which its parts are shares of, and the cap,
 //! the work the whole solve has left, which only stops. A round of the engine plans a

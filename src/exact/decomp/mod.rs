@@ -288,8 +288,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     d.stats.solve_millis = Some(start.elapsed().as_millis() as u64);
     search.record(&mut d);
     d.stats.warm_start = Some(format!("accepted ({warm_from})"));
-    if let Some(s) = &screening {
-        let _ = s;
+    if screening.is_some() {
         d.stats.other.insert("topologyScreening".into(), true.into());
     }
     if let Some(why) = fallback {
@@ -366,7 +365,9 @@ struct Search<'p, 'c, 'a> {
     /// The domain master of the compact engine's decomposition (decompose.rs): a second
     /// source of term-1 bounds where groups require domains and nothing can be evicted.
     domain_master: Option<super::decompose::Master>,
+    /// Rounds begun.
     rounds: u64,
+    /// When the solve began (the tiers' `millis`).
     start: Instant,
 }
 
@@ -594,7 +595,6 @@ const ROOT_STEPS: usize = 3;
 /// bound does not beat the incumbent is pruned. Returns a bound on the tier over every
 /// valid decision (the incumbent's value when the tree is exhausted); `x` holds the best
 /// incumbent found (never worse than the one given).
-#[allow(clippy::too_many_arguments)]
 fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mut Vec<f64>, root_bound: f64, b: &mut Budget) -> f64 {
     struct Node {
         fixes: Vec<Fix>,
