@@ -310,3 +310,38 @@ fn decomposition_is_never_worse_than_a_valid_baseline() {
     let key = |d: &Decision| reference::decision_key(&inst, d, Term3::ByPriority);
     assert!(key(&exact) >= key(&base), "exact {:?} is worse than the baseline {:?}", key(&exact), key(&base));
 }
+
+/// Rule 6 on devices as the spec words it: the unit goes back onto *its* devices, so an
+/// allowed pod placed on one of them makes the eviction needed even where another device
+/// was free. Here `h` (priority 100) takes gpu 0, which `v` (priority 0) held, and `l`
+/// (priority 0, not allowed to evict `v`) uses the cpu `v` freed: `tessera check` accepts
+/// that decision, which places both groups (hand computation: with `v` restored onto gpu
+/// 0 beside `h`'s whole gpu, rule 3 breaks). The engine's patterns leave that witness
+/// out, so its bounds must still cover it: `placed@0 atMost 1`, never 0.
+#[test]
+fn decomposition_bounds_cover_evictions_needed_by_a_device_choice() {
+    let text = r#"
+sharedDevices: [nvidia.com/gpu]
+priorityClasses: [{name: low, value: 0}, {name: high, value: 100}]
+nodes:
+  - {name: n1, allocatable: {cpu: "10", memory: 10Gi, nvidia.com/gpu: 2, pods: 110}}
+podGroups:
+  - {name: run-v, priorityClassName: low, tasks: [{name: t, count: 0, requests: {cpu: "6", memory: 1Gi, nvidia.com/gpu: "1"}}]}
+  - {name: h, priorityClassName: high, tasks: [{name: t, count: 1, requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: "1"}}]}
+  - {name: l, priorityClassName: low, tasks: [{name: t, count: 1, requests: {cpu: "8", memory: 1Gi}}]}
+pods:
+  - {name: v-0, node: n1, podGroup: run-v, task: t, requests: {cpu: "6", memory: 1Gi, nvidia.com/gpu: "1"}, deviceIds: {nvidia.com/gpu: [0]}}
+"#;
+    let inst = Instance::from_text(text).expect("a valid instance");
+    let r = reference::solve_with(&inst, Term3::ByPriority);
+    assert!(tessera::check(&inst, &r.witness).is_valid(), "the reference's optimum is valid");
+    assert_eq!(keyed(&inst, &r.key).get(&(1, 0)), Some(&1), "the optimum places l");
+    for opts in [forced(None), forced(Some(20)), with_engine(EngineChoice::Handoff, None)] {
+        let d = tessera::solve(&inst, &opts);
+        assert!(tessera::check(&inst, &d).is_valid());
+        let placed_low = rows(&inst, &d).get(&(1, 0)).copied().unwrap_or(0);
+        let bound = d.bounds.as_ref().and_then(|b| b.placed_by_priority.iter().find(|pb| pb.priority.0[0] == 0)).map(|pb| pb.at_most);
+        assert!(bound.is_none_or(|b| b >= 1), "placed@0 atMost {bound:?}, but a valid decision places 1 there");
+        assert!(d.status != Status::Optimal || placed_low == 1, "Optimal with {placed_low} placed at priority 0");
+    }
+}

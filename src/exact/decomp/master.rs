@@ -613,8 +613,10 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             // Candidates that improve the LP (reduced cost at the LP's duals), best first.
             let mut cands: Vec<(f64, usize, Pattern)> = Vec::new();
             let mut exact = true;
+            let mut device_choice = false;
             for (k, pr) in priced.iter().enumerate() {
                 exact &= pr.exact;
+                device_choice |= pr.device_choice;
                 if !pr.exact {
                     self.priced_inexact += 1;
                 }
@@ -661,10 +663,15 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 mispriced = true;
                 continue;
             }
-            if exact {
+            if exact && !device_choice {
                 // Exact pricing at the LP's duals finds nothing: the LP is the bound.
                 best_bound = best_bound.min(lp_value);
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: true };
+            }
+            if exact {
+                // Only decisions this master does not hold (device-choice witnesses) could
+                // beat the LP: the Lagrangian value, which covers them, stays the bound.
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
             }
             // Nothing found with the work given: more work where the search was cut, until
             // the cap (then the bound keeps what the cut searches left open).

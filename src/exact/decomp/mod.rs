@@ -15,7 +15,8 @@
 //! checked with `tessera check` and this engine's own rule-6 check, and reported with
 //! `bounds` for every proven row and the first open one. Under a work limit the phases
 //! run in rounds of growing planned work that the limit only stops, so that a larger
-//! limit never gives a worse decision.
+//! limit never gives a worse decision; without one, a round that ends before the
+//! deadline is followed by another on the time left.
 
 mod budget;
 mod devices;
@@ -54,6 +55,10 @@ pub const HANDOFF_SHARE: f64 = 0.5;
 /// Under a work limit, the work the first round plans; each later round plans twice the
 /// last (see the rounds in `solve`).
 const FIRST_ROUND_WORK: u64 = 4;
+
+/// Without a work limit, the share of the budget that must be left for another round
+/// after one that ended early (see [`another_timed_round`]).
+const EXTRA_ROUND_SHARE: f64 = 0.05;
 
 /// The engine's decision for `inst`, or `None` when the compact model should decide the
 /// cycle (not chosen by size or switch, or a rule the master does not express).
@@ -190,11 +195,12 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     say(format_args!("warm start ({warm_from}) places {}", warm_placed(&m, &x)));
 
     let comps = tiers_of(&prob);
-    // Rounds. Without a work limit, one round on the whole budget (its phases take shares
-    // of the time left). Under one, the rounds plan FIRST_ROUND_WORK units, then twice as
-    // many, and so on, whatever the limit; each continues from the columns, incumbent and
-    // proven tiers of the last, and the limit only stops them. A larger limit thus replays
-    // a smaller one's path and goes further: its decision is never worse.
+    // Rounds. Without a work limit, a round on the whole budget (its phases take shares
+    // of the time left), and more on the time left if it ends early. Under one, the
+    // rounds plan FIRST_ROUND_WORK units, then twice as many, and so on, whatever the
+    // limit; each continues from the columns, incumbent and proven tiers of the last, and
+    // the limit only stops them. A larger limit thus replays a smaller one's path and goes
+    // further: its decision is never worse.
     let mut search = Search {
         prob: &prob,
         m,
@@ -214,12 +220,14 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     let mut best = search.x.clone();
     loop {
         let mut rb = b.planned(FIRST_ROUND_WORK << search.rounds.min(40));
+        let round_start = Instant::now();
         search.rounds += 1;
         search.joint_term1(&mut rb, &say);
         search.tiers(&mut rb, screening.as_ref(), &say);
         b.charge(rb.used());
         search.keep_best(&mut best);
-        if !b.by_work() || search.done() || rb.used() == 0 || b.exhausted() || cycle.cancel.is_cancelled() {
+        let again = if b.by_work() { rb.used() > 0 } else { another_timed_round(scope, round_start, Instant::now(), deadline, budget) };
+        if search.done() || !again || b.exhausted() || cycle.cancel.is_cancelled() {
             break;
         }
         search.reopen();
@@ -300,6 +308,8 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     if b.by_work() {
         d.stats.work = Some(b.used());
         d.stats.other.insert("workRounds".into(), search.rounds.into());
+    } else if search.rounds > 1 {
+        d.stats.other.insert("timedRounds".into(), search.rounds.into());
     }
     if status != Status::Optimal {
         d.stats.stopped_by = if cycle.cancel.is_cancelled() {
@@ -311,6 +321,18 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         };
     }
     Some((d, a))
+}
+
+/// Without a work limit, whether a round that ended before the deadline (its phases' shares
+/// ran out early: a MIP that stopped, column generation with nothing left to price within
+/// its work) is followed by another on the time left: when at least
+/// `EXTRA_ROUND_SHARE` of the budget is left and the round took some of it (a round
+/// that ends at once would end at once again). The hand-off returns its time to the
+/// compact model instead.
+fn another_timed_round(scope: Scope, round_start: Instant, now: Instant, deadline: Instant, budget: Duration) -> bool {
+    scope == Scope::Full
+        && deadline.saturating_duration_since(now) >= budget.mul_f64(EXTRA_ROUND_SHARE)
+        && now.duration_since(round_start) >= budget.mul_f64(EXTRA_ROUND_SHARE / 10.0)
 }
 
 /// The Kubernetes-style preemption baseline as it came, and whether, repaired for rule 6
@@ -1558,5 +1580,21 @@ mod tests {
         }
         assert!(improved * 2 >= searched, "the support MIP improved {improved} of {searched} starts");
         eprintln!("the support MIP improved {improved} of {searched} starts");
+    }
+
+    #[test]
+    fn a_round_that_ends_early_is_followed_by_another_on_the_time_left() {
+        let budget = Duration::from_secs(10);
+        let t0 = Instant::now();
+        let deadline = t0 + budget;
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        // 3 s into a 10-s budget, after a 3-s round: another round.
+        assert!(another_timed_round(Scope::Full, t0, at(3.0), deadline, budget));
+        // The hand-off gives its time back to the compact model instead.
+        assert!(!another_timed_round(Scope::Term1 { forced: false }, t0, at(3.0), deadline, budget));
+        // Less than the share of the budget left: no round.
+        assert!(!another_timed_round(Scope::Full, t0, at(9.6), deadline, budget));
+        // A round that took next to nothing would end at once again.
+        assert!(!another_timed_round(Scope::Full, at(3.0), at(3.01), deadline, budget));
     }
 }
