@@ -363,11 +363,8 @@ struct ReachLine {
     /// Per plain dimension: the room with the unit evicted, less its share. The allowed
     /// pods must load past it for a capacity witness.
     line: Vec<i64>,
-    /// Device resources the unit frees: (resource, whole free devices with it evicted,
-    /// with it restored).
-    devs: Vec<(usize, i64, i64)>,
     /// Per position `x` of the order (and one past the end): the most the allowed types
-    /// at `x..` add, per plain dimension, then whole devices per entry of `devs`.
+    /// at `x..` add, per plain dimension.
     add: Vec<Vec<i64>>,
 }
 
@@ -799,19 +796,17 @@ impl<'x> Search<'x> {
                 continue;
             }
             let allowed: Vec<bool> = order.iter().map(|&ty| ctx.types[ty].allowed >> j & 1 == 1).collect();
-            let mut devs = Vec::new();
+            // On a device resource the unit frees, a fractional share may always fail to
+            // pack, and any allowed device pod may witness by its device choice (the bound
+            // counts that): no cut. Without such a pod the allowed pods always pack there.
             for r in (0..ctx.devs.len()).filter(|&r| !un.ds[r].is_empty()) {
-                // A fractional share may always fail to pack, and any allowed device pod may
-                // witness by its device choice (the bound counts that): no cut.
                 if order.iter().zip(&allowed).any(|(&ty, &a)| a && ctx.types[ty].dq[r] > 0) {
                     continue 'unit;
                 }
-                let full = |m: u128| self.dev_free(m, r).iter().filter(|&&f| f >= 1000).count() as i64;
-                devs.push((r, full(mask), full(mask & !(1 << j))));
             }
             // Suffix sums over the order: what positions `x..` add at most.
             let nd = ctx.dims.len();
-            let mut add = vec![vec![0i64; nd + devs.len()]; order.len() + 1];
+            let mut add = vec![vec![0i64; nd]; order.len() + 1];
             for x in (0..order.len()).rev() {
                 let ty = order[x];
                 add[x] = add[x + 1].clone();
@@ -820,13 +815,10 @@ impl<'x> Search<'x> {
                     for d in 0..nd {
                         add[x][d] += t.q[d] * self.most(ty);
                     }
-                    for (e, &(r, ..)) in devs.iter().enumerate() {
-                        add[x][nd + e] += t.dq[r] / 1000 * self.most(ty);
-                    }
                 }
             }
             let line = (0..nd).map(|d| room[d] - un.s[d]).collect();
-            lines.push(ReachLine { allowed, line, devs, add });
+            lines.push(ReachLine { allowed, line, add });
         }
         lines
     }
@@ -835,8 +827,8 @@ impl<'x> Search<'x> {
     /// unit of `self.reach` (a necessary condition of [`Self::leaf`]'s rule-6 test; asked only
     /// among the zero-value types, where the knapsack bound cannot prune). For the
     /// unit restored, the pods allowed to evict it must overflow a plain dimension, which
-    /// they can only do by filling all but less than the unit's share of it, or need more
-    /// whole free devices than there are. What the undecided types add is at most their
+    /// they can only do by filling all but less than the unit's share of it (units a
+    /// device may witness have no line). What the undecided types add is at most their
     /// most pods, and in a plain dimension at most the room left. Without this the search
     /// walks every count of the zero-value types that might witness and cannot.
     fn witnesses_reachable(&self, order: &[usize], i: usize, cap: &[i64]) -> bool {
@@ -844,15 +836,10 @@ impl<'x> Search<'x> {
         let nd = ctx.dims.len();
         self.reach.iter().all(|l| {
             let decided = || order[..i].iter().zip(&l.allowed).filter(|&(_, &a)| a).map(|(&ty, _)| (&ctx.types[ty], self.counts[ty]));
-            let plain = (0..nd).any(|d| {
+            (0..nd).any(|d| {
                 let load: i64 = decided().map(|(t, c)| t.q[d] * c).sum();
                 load + l.add[i][d].min(cap[d].max(0)) > l.line[d]
-            });
-            plain
-                || l.devs.iter().enumerate().any(|(e, &(r, full_evicted, full_restored))| {
-                    let whole: i64 = decided().map(|(t, c)| t.dq[r] / 1000 * c).sum();
-                    (whole + l.add[i][nd + e]).min(full_evicted) > full_restored
-                })
+            })
         })
     }
 
