@@ -663,15 +663,14 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 mispriced = true;
                 continue;
             }
-            if exact && !device_choice {
-                // Exact pricing at the LP's duals finds nothing: the LP is the bound.
-                best_bound = best_bound.min(lp_value);
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: true };
-            }
             if exact {
-                // Only decisions this master does not hold (device-choice witnesses) could
-                // beat the LP: the Lagrangian value, which covers them, stays the bound.
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
+                // Exact pricing at the LP's duals finds nothing: the LP is the bound, unless
+                // decisions this master does not hold (device-choice witnesses) could beat
+                // it; then the Lagrangian value, which covers them, stays the bound.
+                if !device_choice {
+                    best_bound = best_bound.min(lp_value);
+                }
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: !device_choice };
             }
             // Nothing found with the work given: more work where the search was cut, until
             // the cap (then the bound keeps what the cut searches left open).

@@ -444,7 +444,9 @@ impl Search<'_, '_, '_> {
         let later: Vec<Component> = self.comps[ci + 1..].to_vec();
         let earlier = self.earlier_bound.iter().filter(|e| e.0 == comp).map(|e| e.1).fold(f64::INFINITY, f64::min);
         let mut bound = trivial_bound(prob, comp).min(earlier);
-        let mut proven = self.m.value(comp, &self.x) >= floor(bound) - 1e-9;
+        // The incumbent meets the bound: the tier is proven.
+        let meets = |m: &Master, x: &[f64], bound: f64| m.value(comp, x) >= floor(bound) - 1e-9;
+        let mut proven = meets(&self.m, &self.x, bound);
         if let (Component::Placed(_), false, true, Some((topo, scr))) = (comp, proven, self.all_proven, screening) {
             if self.domain_master.is_none() && prob.cycle.victims.is_empty() && !rb.by_work() && !rb.exhausted() {
                 let hint = decode(prob, &self.m, &self.x);
@@ -452,7 +454,7 @@ impl Search<'_, '_, '_> {
             }
             if let Some(db) = self.domain_master.as_ref().and_then(|dm| master_bound(dm, &self.outcomes, comp)) {
                 bound = bound.min(db);
-                proven = self.m.value(comp, &self.x) >= floor(bound) - 1e-9;
+                proven = meets(&self.m, &self.x, bound);
             }
         }
         let (m, x) = (&mut self.m, &mut self.x);
@@ -460,7 +462,7 @@ impl Search<'_, '_, '_> {
             if self.all_proven {
                 let frac = if later.is_empty() { 1.0 } else { 0.6 };
                 bound = rb.run(rb.part(frac), |p| branch_and_price(m, comp, &later, x, bound, p));
-                proven = m.value(comp, x) >= floor(bound) - 1e-9;
+                proven = meets(m, x, bound);
             } else {
                 let obj = [(comp, 1.0)];
                 let frac = 1.0 / (self.comps.len() - ci) as f64;
@@ -472,7 +474,7 @@ impl Search<'_, '_, '_> {
         }
         if matches!(comp, Component::Placed(_)) {
             fill_left_out(prob, m, x);
-            proven = proven || m.value(comp, x) >= floor(bound) - 1e-9;
+            proven = proven || meets(m, x, bound);
         }
         let value = m.value(comp, x);
         let shown = if bound.is_finite() { format!("{bound:.3}") } else { "none".into() };

@@ -189,6 +189,17 @@ impl NodeCtx {
     }
 }
 
+impl NodeCtx {
+    /// Whether unit `j` frees a device resource that some type `present` says is there,
+    /// allowed to evict the unit, requests: what a device-choice witness needs
+    /// (models/decomposition.md §3).
+    fn device_choice_possible(&self, j: usize, present: impl Fn(usize) -> bool) -> bool {
+        self.units[j].ds.iter().enumerate().any(|(r, l)| {
+            !l.is_empty() && self.types.iter().enumerate().any(|(ty, t)| present(ty) && t.allowed >> j & 1 == 1 && t.dq[r] > 0)
+        })
+    }
+}
+
 /// A pattern: new pods per task class (ascending, counts > 0), evicted units (victim
 /// unit ids, ascending) and the units on several nodes it witnesses.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -449,9 +460,7 @@ impl<'x> Search<'x> {
             best: floor.max(0.0),
             open_ub: f64::NEG_INFINITY,
             choice_best: f64::NEG_INFINITY,
-            any_choice: ctx.units.iter().enumerate().any(|(j, un)| {
-                un.ds.iter().enumerate().any(|(r, l)| !l.is_empty() && ctx.types.iter().any(|t| t.allowed >> j & 1 == 1 && t.dq[r] > 0))
-            }),
+            any_choice: (0..ctx.units.len()).any(|j| ctx.device_choice_possible(j, |_| true)),
             budget,
             keep,
             found: Vec::new(),
@@ -611,26 +620,34 @@ impl<'x> Search<'x> {
         un.ds.iter().any(|l| !l.is_empty()) && !self.devices_fit(mask & !(1 << j), counts, Some(&allowed), true)
     }
 
-    /// Rule 6 for the single-node units of `mask` with pods `counts` per type; `Some(the
-    /// witnessed units on several nodes)` if every single-node unit is witnessed.
-    fn witnesses(&mut self, mask: u128, counts: &[i64], by_choice: bool) -> Option<Vec<usize>> {
+    /// Rule 6 for the units of `mask` with pods `counts` per type: `Some(the witnessed
+    /// units on several nodes)` if every single-node unit is witnessed, else `None`; and,
+    /// with `by_choice`, the same when a device choice also counts as a witness
+    /// ([`Self::device_choice`]), from the one pass.
+    fn witnesses(&mut self, mask: u128, counts: &[i64], by_choice: bool) -> (Option<Vec<usize>>, Option<Vec<usize>>) {
         let ctx = self.ctx;
-        let mut multi = Vec::new();
+        let (mut strict, mut relaxed) = (Some(Vec::new()), by_choice.then(Vec::new));
         for (j, un) in ctx.units.iter().enumerate() {
             if mask >> j & 1 == 0 {
                 continue;
             }
-            let wit = (by_choice && self.device_choice(j, counts)) || self.witnessed(mask, j, counts);
-            if un.multi {
-                if wit {
-                    multi.push(un.u);
+            let wit = self.witnessed(mask, j, counts);
+            let wit_by_choice = wit || (relaxed.is_some() && self.device_choice(j, counts));
+            for (list, w) in [(&mut strict, wit), (&mut relaxed, wit_by_choice)] {
+                match list {
+                    Some(multi) if un.multi && w => multi.push(un.u),
+                    Some(_) if !un.multi && !w => *list = None,
+                    _ => {}
                 }
-            } else if !wit {
-                return None;
+            }
+            if strict.is_none() && relaxed.is_none() {
+                break;
             }
         }
-        multi.sort_unstable();
-        Some(multi)
+        for multi in [&mut strict, &mut relaxed].into_iter().flatten() {
+            multi.sort_unstable();
+        }
+        (strict, relaxed)
     }
 
     /// Whether rule 6 as the spec words it could see unit `j` as needed through the
@@ -641,12 +658,7 @@ impl<'x> Search<'x> {
     /// decision with one needs an allowed pod of this pattern on the unit's device
     /// resource, which this asks: the bound must cover those decisions too.
     fn device_choice(&self, j: usize, counts: &[i64]) -> bool {
-        let ctx = self.ctx;
-        let un = &ctx.units[j];
-        un.ds
-            .iter()
-            .enumerate()
-            .any(|(r, l)| !l.is_empty() && ctx.types.iter().zip(counts).any(|(t, &c)| c > 0 && t.allowed >> j & 1 == 1 && t.dq[r] > 0))
+        self.ctx.device_choice_possible(j, |ty| counts[ty] > 0)
     }
 
     /// Depth-first over the units: evicted or not.
@@ -791,19 +803,14 @@ impl<'x> Search<'x> {
     fn reach_lines(&self, order: &[usize], mask: u128, room: &[i64]) -> Vec<ReachLine> {
         let ctx = self.ctx;
         let mut lines = Vec::new();
-        'unit: for (j, un) in ctx.units.iter().enumerate() {
-            if mask >> j & 1 == 0 || un.multi {
-                continue;
-            }
-            let allowed: Vec<bool> = order.iter().map(|&ty| ctx.types[ty].allowed >> j & 1 == 1).collect();
+        for (j, un) in ctx.units.iter().enumerate() {
             // On a device resource the unit frees, a fractional share may always fail to
             // pack, and any allowed device pod may witness by its device choice (the bound
             // counts that): no cut. Without such a pod the allowed pods always pack there.
-            for r in (0..ctx.devs.len()).filter(|&r| !un.ds[r].is_empty()) {
-                if order.iter().zip(&allowed).any(|(&ty, &a)| a && ctx.types[ty].dq[r] > 0) {
-                    continue 'unit;
-                }
+            if mask >> j & 1 == 0 || un.multi || ctx.device_choice_possible(j, |ty| order.contains(&ty)) {
+                continue;
             }
+            let allowed: Vec<bool> = order.iter().map(|&ty| ctx.types[ty].allowed >> j & 1 == 1).collect();
             // Suffix sums over the order: what positions `x..` add at most.
             let nd = ctx.dims.len();
             let mut add = vec![vec![0i64; nd]; order.len() + 1];
@@ -855,12 +862,11 @@ impl<'x> Search<'x> {
         let counts = self.counts.clone();
         let bonus =
             |wit: &[usize]| -> f64 { wit.iter().map(|&u| ctx.units.iter().position(|un| un.u == u).map_or(0.0, |j| self.bonus[j])).sum() };
-        if self.any_choice && mask != 0 {
-            if let Some(wit) = self.witnesses(mask, &counts, true) {
-                self.choice_best = self.choice_best.max(val + bonus(&wit));
-            }
+        let (strict, by_choice) = self.witnesses(mask, &counts, self.any_choice && mask != 0);
+        if let Some(wit) = by_choice {
+            self.choice_best = self.choice_best.max(val + bonus(&wit));
         }
-        let Some(wit) = self.witnesses(mask, &counts, false) else { return };
+        let Some(wit) = strict else { return };
         let total = val + bonus(&wit);
         if total <= self.best + EPS {
             return;
