@@ -8,6 +8,7 @@
 
 use super::assignment::{Assignment, NewPod};
 use super::cycle::{Cycle, NodeState};
+use super::fragmentation::Fragmentation;
 use super::ledger;
 use crate::model::*;
 
@@ -50,13 +51,14 @@ pub fn place_in_order(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usiz
 /// As [`place_in_order`]; with `elastic` false each group gets only the pods its
 /// minimums need (elastic pods can be added afterwards by [`fill_elastic`]).
 pub fn place_in_order_with(cycle: &Cycle, order: &[GroupId], node_rank: Option<&[usize]>, elastic: bool) -> Assignment {
+    let pick = Pick::FirstFit(node_rank);
     let inst = cycle.inst;
     let mut states = cycle.nodes.clone();
     let mut a = Assignment::empty(inst);
     let mut ledger = ledger::Ledger::new(cycle);
     for &g in order {
         let saved = ledger.as_ref().map(|_| states.clone());
-        if let Some((mut pods, dom)) = place_group_ranked(cycle, &mut states, g, node_rank, elastic) {
+        if let Some((mut pods, dom)) = place_group_ranked(cycle, &mut states, g, pick, elastic) {
             if let Some(l) = ledger.as_mut() {
                 // Over its queue's quota: keep what fits (elastic pods go first) and
                 // give the rest of the capacity back to the groups that follow.
@@ -110,11 +112,31 @@ impl<'s> Trial<'s> {
     }
 }
 
-/// Adds up to `want` pods of task `t` on `nodes` (slices: whole slices only). Returns the
-/// number added.
-fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want: i64) -> i64 {
+/// How a greedy pass chooses the node of each pod.
+#[derive(Clone, Copy)]
+enum Pick<'p> {
+    /// First fit over the nodes in input order, or by the rank given (lowest first).
+    FirstFit(Option<&'p [usize]>),
+    /// The node whose device fragmentation grows least, the first such on a tie.
+    LeastFragmentation(&'p Fragmentation),
+}
+
+/// Adds up to `want` pods of task `t` on `nodes` (slices: whole slices only, by first
+/// fit). Returns the number added.
+fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want: i64, pick: Pick) -> i64 {
     let task = &cycle.inst.tasks[t];
     match task.slice {
+        None if matches!(pick, Pick::LeastFragmentation(_)) => {
+            let Pick::LeastFragmentation(frag) = pick else { unreachable!() };
+            let mut added = 0;
+            while added < want {
+                match least_fragmenting(cycle, trial, t, nodes, frag) {
+                    Some(n) if trial.take(cycle, t, n) => added += 1,
+                    _ => break,
+                }
+            }
+            added
+        }
         None => {
             let mut added = 0;
             let mut i = 0;
@@ -166,6 +188,24 @@ fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want:
     }
 }
 
+/// The node of `nodes` where a pod of task `t` fits and the fragmentation grows least.
+fn least_fragmenting(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], frag: &Fragmentation) -> Option<NodeId> {
+    let (inst, ids) = (cycle.inst, &cycle.shared_ids);
+    let requests = &inst.tasks[t].requests;
+    let mut best: Option<(f64, NodeId)> = None;
+    for &n in nodes {
+        let state = &mut trial.states[n];
+        let before = frag.of_node(inst, ids, state);
+        let Some(devices) = state.take(inst, ids, requests) else { continue };
+        let growth = frag.of_node(inst, ids, state) - before;
+        state.release(inst, ids, requests, &devices);
+        if best.is_none_or(|(g, _)| growth < g) {
+            best = Some((growth, n));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
 /// Rounds `n` up to a whole number of slices of task `t`.
 fn round_to_slices(cycle: &Cycle, t: TaskId, n: i64) -> i64 {
     match cycle.inst.tasks[t].slice {
@@ -176,12 +216,12 @@ fn round_to_slices(cycle: &Cycle, t: TaskId, n: i64) -> i64 {
 
 /// Tries to place group `g` whole; on success the node states keep its pods.
 pub fn place_group(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId) -> Option<(Vec<NewPod>, Option<usize>)> {
-    place_group_ranked(cycle, states, g, None, true)
+    place_group_ranked(cycle, states, g, Pick::FirstFit(None), true)
 }
 
 /// As [`place_group`]; with `elastic` false only the pods the group's minimums need.
 pub fn place_group_with(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, elastic: bool) -> Option<(Vec<NewPod>, Option<usize>)> {
-    place_group_ranked(cycle, states, g, None, elastic)
+    place_group_ranked(cycle, states, g, Pick::FirstFit(None), elastic)
 }
 
 /// Whether group `g` fits alone in domain `dom` of its required level by this greedy
@@ -193,7 +233,7 @@ pub fn fits_alone_in(cycle: &Cycle, states: &mut Vec<NodeState>, g: GroupId, dom
         None => return false,
     };
     let saved: Vec<(NodeId, NodeState)> = cycle.domain_nodes[l][dom].iter().map(|&n| (n, states[n].clone())).collect();
-    let ok = place_group_in(cycle, states, g, None, Some(dom), false).is_some();
+    let ok = place_group_in(cycle, states, g, Pick::FirstFit(None), Some(dom), false).is_some();
     for (n, st) in saved {
         states[n] = st;
     }
@@ -204,10 +244,10 @@ fn place_group_ranked(
     cycle: &Cycle,
     states: &mut Vec<NodeState>,
     g: GroupId,
-    node_rank: Option<&[usize]>,
+    pick: Pick,
     elastic: bool,
 ) -> Option<(Vec<NewPod>, Option<usize>)> {
-    place_group_in(cycle, states, g, node_rank, None, elastic)
+    place_group_in(cycle, states, g, pick, None, elastic)
 }
 
 /// [`place_group_ranked`] trying only domain `only` of the required level when given.
@@ -215,7 +255,7 @@ fn place_group_in(
     cycle: &Cycle,
     states: &mut Vec<NodeState>,
     g: GroupId,
-    node_rank: Option<&[usize]>,
+    pick: Pick,
     only: Option<usize>,
     elastic: bool,
 ) -> Option<(Vec<NewPod>, Option<usize>)> {
@@ -254,7 +294,7 @@ fn place_group_in(
                     members.iter().copied().filter(|n| cycle.eligible[t].binary_search(n).is_ok()).collect()
                 }
             };
-            if let Some(rank) = node_rank {
+            if let Pick::FirstFit(Some(rank)) = pick {
                 v.sort_by_key(|&n| (rank[n], n));
             }
             v
@@ -269,7 +309,7 @@ fn place_group_in(
                     ok = false;
                     break;
                 }
-                let got = add_pods(cycle, &mut trial, t, &allowed(t), need);
+                let got = add_pods(cycle, &mut trial, t, &allowed(t), need, pick);
                 placed[t] += got;
                 if got < need {
                     ok = false;
@@ -285,7 +325,7 @@ fn place_group_in(
                     }
                     let room = inst.tasks[t].count - placed[t];
                     let want = round_to_slices(cycle, t, missing).min(room);
-                    let got = add_pods(cycle, &mut trial, t, &allowed(t), want);
+                    let got = add_pods(cycle, &mut trial, t, &allowed(t), want, pick);
                     placed[t] += got;
                     missing -= got;
                 }
@@ -303,7 +343,7 @@ fn place_group_in(
                 if !elastic {
                     room = round_to_slices(cycle, t, want_total - placed.iter().sum::<i64>()).min(room);
                 }
-                placed[t] += add_pods(cycle, &mut trial, t, &allowed(t), room);
+                placed[t] += add_pods(cycle, &mut trial, t, &allowed(t), room, pick);
             }
             ok = placed.iter().sum::<i64>() >= inst.min_new_pods(g);
         }
@@ -423,6 +463,42 @@ pub fn fill_unplaced(cycle: &Cycle, a: &mut Assignment) -> usize {
     placed
 }
 
+/// Places again the pending groups of priority level `rank`: their pods taken off, then
+/// all of them in [`small_first_order`], each pod on the least fragmenting node of the
+/// room the rest of `a` leaves (its evictions included), whole or not at all and within
+/// queue quotas, then elastic pods. Nothing else moves and nothing more is evicted.
+/// Returns how many groups of the level it places. Patterns chosen level by level can
+/// scatter the device shares a level's smaller groups need.
+pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&Fragmentation>) -> usize {
+    let pick = frag.map_or(Pick::FirstFit(None), Pick::LeastFragmentation);
+    let inst = cycle.inst;
+    let level: Vec<GroupId> = small_first_order(cycle).into_iter().filter(|&g| inst.groups[g].rank == rank).collect();
+    for &g in &level {
+        a.pods[g].clear();
+        a.domain[g] = None;
+    }
+    let mut states = states_after(cycle, a);
+    let mut ledger = ledger::Ledger::after(cycle, a);
+    let mut placed = 0;
+    for g in level {
+        let Some((pods, dom)) = place_group_in(cycle, &mut states, g, pick, None, false) else { continue };
+        if let Some(l) = ledger.as_mut() {
+            if !l.fits(g, &pods) {
+                for p in &pods {
+                    states[p.node].release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+                }
+                continue;
+            }
+            l.take(g, &pods);
+        }
+        a.pods[g] = pods;
+        a.domain[g] = dom;
+        placed += 1;
+    }
+    fill_elastic(cycle, a);
+    placed
+}
+
 /// Adds elastic pods (up to each task's count) to the groups an assignment already
 /// places, highest priority first, on the capacity left. Used between the exact tiers:
 /// the groups-placed tier does not care about elastic pods, and this hands the next
@@ -456,7 +532,7 @@ pub fn fill_elastic(cycle: &Cycle, a: &mut Assignment) {
                 })
                 .collect();
             let mut trial = Trial { states: &mut states, pods: Vec::new(), inst: cycle.inst, shared_ids: &cycle.shared_ids };
-            add_pods(cycle, &mut trial, t, &nodes, room);
+            add_pods(cycle, &mut trial, t, &nodes, room, Pick::FirstFit(None));
             let new = std::mem::take(&mut trial.pods);
             if let Some(l) = ledger.as_mut() {
                 l.take(g, &new);
@@ -537,5 +613,41 @@ podGroups:
             }
         }
         assert!(refilled > 0 && with_quotas > 0, "{refilled} groups placed again, {with_quotas} instances with quotas");
+    }
+
+    /// On generated instances, from the greedy start: refilling the lowest level (least
+    /// fragmenting where pods request devices, and first fit) moves no pod of another
+    /// level, evicts nothing, places groups whole, returns the count of the level's
+    /// groups placed, and passes the validator.
+    #[test]
+    fn the_refill_moves_only_its_level_and_stays_valid() {
+        let classes = ["flat-64", "openb-64", "rack-256", "tiny-queues"];
+        let mut with_devices = 0;
+        for (class, seed) in (1..=3).flat_map(|s| classes.map(|c| (c, s))) {
+            let doc = crate::tooling::generate::generate(class, seed).expect("a class");
+            let inst = Instance::from_doc(&doc).expect("generated instances are valid");
+            let cycle = Cycle::new(&inst);
+            let start = best_start(&cycle);
+            let Some(lowest) = cycle.pending.iter().map(|&g| inst.groups[g].rank).min() else { continue };
+            let frag = Fragmentation::of(&cycle);
+            with_devices += usize::from(frag.is_some());
+            for pick in [frag.as_ref(), None] {
+                let name = format!("{class} s{seed} (least fragmenting: {})", pick.is_some());
+                let mut a = start.clone();
+                let placed = refill_level(&cycle, &mut a, lowest, pick);
+                let at_level = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == lowest && a.is_placed(g)).count();
+                assert_eq!(placed, at_level, "{name}: the count returned");
+                for &g in cycle.pending.iter().filter(|&&g| inst.groups[g].rank != lowest) {
+                    let at = |p: &NewPod| (p.task, p.node, p.devices.clone());
+                    let (now, before): (Vec<_>, Vec<_>) = (a.pods[g].iter().map(at).collect(), start.pods[g].iter().map(at).collect());
+                    assert!(before.iter().all(|p| now.contains(p)), "{name}: a pod of another level moved");
+                }
+                assert_eq!(a.evicted, start.evicted, "{name}: evictions changed");
+                let d = super::super::assemble::assemble(&cycle, &a, Status::Feasible, 1.0);
+                let report = crate::check::check(&inst, &d);
+                assert!(report.is_valid(), "{name}: {:?}", report.violations);
+            }
+        }
+        assert!(with_devices > 0, "no instance with device requests");
     }
 }

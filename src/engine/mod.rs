@@ -24,6 +24,7 @@ pub mod assemble;
 pub mod assignment;
 pub mod cycle;
 pub mod explain;
+pub mod fragmentation;
 pub mod greedy;
 pub mod ledger;
 pub mod needed;

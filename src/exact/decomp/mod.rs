@@ -28,6 +28,7 @@ use crate::engine::assemble::assemble_with;
 use crate::engine::assignment::{beats, Assignment, NewPod};
 use crate::engine::cycle::{Cycle, DeviceIds};
 use crate::engine::explain::Proven;
+use crate::engine::fragmentation::Fragmentation;
 use crate::model::*;
 use crate::options::{EngineChoice, Options};
 use crate::wire::decision::{Bounds, Decision, EvictedBound, ExtraBound, PlacedBound, Status, StopReason};
@@ -212,6 +213,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         held: Vec::new(),
         earlier_bound: Vec::new(),
         domain_master: None,
+        frag: crate::engine::fragmentation::Fragmentation::of(&cycle),
         rounds: 0,
         start,
     };
@@ -387,6 +389,9 @@ struct Search<'p, 'c, 'a> {
     /// The domain master of the compact engine's decomposition (decompose.rs): a second
     /// source of term-1 bounds where groups require domains and nothing can be evicted.
     domain_master: Option<super::decompose::Master>,
+    /// Device fragmentation of the pending pods, for refilling a level (none without
+    /// device requests).
+    frag: Option<Fragmentation>,
     /// Rounds begun.
     rounds: u64,
     /// When the solve began (the tiers' `millis`).
@@ -414,7 +419,7 @@ impl Search<'_, '_, '_> {
         x.resize(m.cols.len(), 0.0);
         let later: Vec<Component> = self.comps.iter().copied().filter(|c| !matches!(c, Component::Placed(_))).collect();
         rb.run(rb.part(0.2), |p| improve(m, &merged, &later, x, r.lp.as_ref().map(|l| &l.1[..]), p));
-        fill_left_out(prob, m, x);
+        fill_left_out(prob, m, x, None);
         say(format_args!("joint term 1: {}", placed.iter().map(|&c| format!("{}", m.value(c, x))).collect::<Vec<_>>().join(" / ")));
     }
 
@@ -472,8 +477,9 @@ impl Search<'_, '_, '_> {
                 rb.run(rest, |p| improve(m, &obj, &later, x, r.lp.as_ref().map(|l| &l.1[..]), p));
             }
         }
-        if matches!(comp, Component::Placed(_)) {
-            fill_left_out(prob, m, x);
+        if let Component::Placed(level) = comp {
+            // The refill is not timed: it runs only while the budget lasts.
+            fill_left_out(prob, m, x, (!proven && !rb.exhausted()).then_some((level, self.frag.as_ref())));
             proven = proven || meets(m, x, bound);
         }
         let value = m.value(comp, x);
@@ -580,12 +586,37 @@ impl Search<'_, '_, '_> {
 /// The incumbent `x` with the groups its patterns leave out placed greedily on the room
 /// left ([`crate::engine::greedy::fill_unplaced`]), when that is a master solution better
 /// under the tiers: the patterns priced so far may lack the ones that room calls for.
-fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>) {
-    let mut a = decode(prob, m, x);
-    if crate::engine::greedy::fill_unplaced(prob.cycle, &mut a) == 0 {
-        return;
+/// With `refill`, a term-1 level left open, that level's groups are then placed again
+/// ([`refill_open_level`]).
+fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<(i64, Option<&Fragmentation>)>) {
+    let a = decode(prob, m, x);
+    let mut filled = a.clone();
+    if crate::engine::greedy::fill_unplaced(prob.cycle, &mut filled) > 0 {
+        take_if_better(prob, m, x, &filled);
     }
-    if let Some(fx) = to_columns(prob, m, &a) {
+    if let Some((level, frag)) = refill {
+        refill_open_level(prob, m, x, level, frag);
+    }
+}
+
+/// The incumbent `x` with the groups of term-1 level `level` placed again
+/// ([`crate::engine::greedy::refill_level`]: least fragmenting where pods request devices,
+/// and first fit), when that is a master solution better under the tiers once repaired
+/// for rule 6 (a group that moved may leave an eviction unneeded).
+fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>) {
+    let a = decode(prob, m, x);
+    let picks = frag.map_or(vec![None], |f| vec![Some(f), None]);
+    for pick in picks {
+        let mut again = a.clone();
+        crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick);
+        take_if_better(prob, m, x, &repair_rule6(prob, m, again));
+    }
+}
+
+/// Replaces the incumbent `x` by assignment `a` when that is a master solution better
+/// under the tiers.
+fn take_if_better(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, a: &Assignment) {
+    if let Some(fx) = to_columns(prob, m, a) {
         x.resize(m.cols.len(), 0.0);
         if m.feasible(&fx) && better(m, prob, &fx, x) {
             *x = fx;
