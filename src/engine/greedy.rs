@@ -4,7 +4,9 @@
 //! Groups go by priority (highest first), then by decreasing size, then FIFO; each group
 //! is placed all-or-nothing: its minimum pods first (largest task first, pod by pod,
 //! first fit over the nodes in input order), then its elastic pods. This is the
-//! "first-fit decreasing" vector bin-packing rule applied per gang.
+//! "first-fit decreasing" vector bin-packing rule applied per gang. A refill of one level
+//! can instead put each pod where device fragmentation grows least
+//! ([`super::fragmentation`]).
 
 use super::assignment::{Assignment, NewPod};
 use super::cycle::{Cycle, NodeState};
@@ -125,9 +127,8 @@ enum Pick<'p> {
 /// fit). Returns the number added.
 fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want: i64, pick: Pick) -> i64 {
     let task = &cycle.inst.tasks[t];
-    match task.slice {
-        None if matches!(pick, Pick::LeastFragmentation(_)) => {
-            let Pick::LeastFragmentation(frag) = pick else { unreachable!() };
+    match (task.slice, pick) {
+        (None, Pick::LeastFragmentation(frag)) => {
             let mut added = 0;
             while added < want {
                 match least_fragmenting(cycle, trial, t, nodes, frag) {
@@ -137,7 +138,7 @@ fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want:
             }
             added
         }
-        None => {
+        (None, Pick::FirstFit(_)) => {
             let mut added = 0;
             let mut i = 0;
             while added < want && i < nodes.len() {
@@ -149,7 +150,7 @@ fn add_pods(cycle: &Cycle, trial: &mut Trial, t: TaskId, nodes: &[NodeId], want:
             }
             added
         }
-        Some((level, size)) => {
+        (Some((level, size)), _) => {
             let mut added = 0;
             // Slice domains in order of first appearance among the allowed nodes.
             let mut doms: Vec<usize> = Vec::new();

@@ -213,7 +213,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         held: Vec::new(),
         earlier_bound: Vec::new(),
         domain_master: None,
-        frag: crate::engine::fragmentation::Fragmentation::of(&cycle),
+        frag: Fragmentation::of(&cycle),
         rounds: 0,
         start,
     };
@@ -589,8 +589,7 @@ impl Search<'_, '_, '_> {
 /// With `refill`, a term-1 level left open, that level's groups are then placed again
 /// ([`refill_open_level`]).
 fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<(i64, Option<&Fragmentation>)>) {
-    let a = decode(prob, m, x);
-    let mut filled = a.clone();
+    let mut filled = decode(prob, m, x);
     if crate::engine::greedy::fill_unplaced(prob.cycle, &mut filled) > 0 {
         take_if_better(prob, m, x, &filled);
     }
