@@ -438,50 +438,23 @@ pub fn states_after(cycle: &Cycle, a: &Assignment) -> Vec<NodeState> {
 /// placed. An incumbent built from a limited set of node patterns can leave room that a
 /// pattern it lacks would use.
 pub fn fill_unplaced(cycle: &Cycle, a: &mut Assignment) -> usize {
-    let inst = cycle.inst;
-    let mut states = states_after(cycle, a);
-    let mut ledger = ledger::Ledger::after(cycle, a);
-    let mut placed = 0;
     let left_out: Vec<GroupId> = ffd_order(cycle).into_iter().filter(|&g| !a.is_placed(g)).collect();
-    for g in left_out {
-        let Some((pods, dom)) = place_group_with(cycle, &mut states, g, false) else { continue };
-        if let Some(l) = ledger.as_mut() {
-            if !l.fits(g, &pods) {
-                for p in &pods {
-                    states[p.node].release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
-                }
-                continue;
-            }
-            l.take(g, &pods);
-        }
-        a.pods[g] = pods;
-        a.domain[g] = dom;
-        placed += 1;
-    }
+    let placed = place_on_room_left(cycle, a, left_out, Pick::FirstFit(None));
     if placed > 0 {
         fill_elastic(cycle, a);
     }
     placed
 }
 
-/// Places again the pending groups of priority level `rank`: their pods taken off, then
-/// all of them in [`small_first_order`], each pod on the least fragmenting node of the
-/// room the rest of `a` leaves (its evictions included), whole or not at all and within
-/// queue quotas, then elastic pods. Nothing else moves and nothing more is evicted.
-/// Returns how many groups of the level it places. Patterns chosen level by level can
-/// scatter the device shares a level's smaller groups need.
-pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&Fragmentation>) -> usize {
-    let pick = frag.map_or(Pick::FirstFit(None), Pick::LeastFragmentation);
+/// Places `groups` in this order on the room assignment `a` leaves (its evictions
+/// included), each with its minimum pods, whole or not at all and within its queue's
+/// quota. Returns how many it placed.
+fn place_on_room_left(cycle: &Cycle, a: &mut Assignment, groups: Vec<GroupId>, pick: Pick) -> usize {
     let inst = cycle.inst;
-    let level: Vec<GroupId> = small_first_order(cycle).into_iter().filter(|&g| inst.groups[g].rank == rank).collect();
-    for &g in &level {
-        a.pods[g].clear();
-        a.domain[g] = None;
-    }
     let mut states = states_after(cycle, a);
     let mut ledger = ledger::Ledger::after(cycle, a);
     let mut placed = 0;
-    for g in level {
+    for g in groups {
         let Some((pods, dom)) = place_group_in(cycle, &mut states, g, pick, None, false) else { continue };
         if let Some(l) = ledger.as_mut() {
             if !l.fits(g, &pods) {
@@ -496,6 +469,23 @@ pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&
         a.domain[g] = dom;
         placed += 1;
     }
+    placed
+}
+
+/// Places again the pending groups of priority level `rank`: their pods taken off, then
+/// all of them in [`small_first_order`] on the room the rest of `a` leaves (its evictions
+/// included), each pod on the least fragmenting node with `frag`, else by first fit;
+/// whole or not at all and within queue quotas, then elastic pods. Nothing else moves
+/// and nothing more is evicted. Returns how many groups of the level it places. Patterns
+/// chosen level by level can scatter the device shares a level's smaller groups need.
+pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&Fragmentation>) -> usize {
+    let pick = frag.map_or(Pick::FirstFit(None), Pick::LeastFragmentation);
+    let level: Vec<GroupId> = small_first_order(cycle).into_iter().filter(|&g| cycle.inst.groups[g].rank == rank).collect();
+    for &g in &level {
+        a.pods[g].clear();
+        a.domain[g] = None;
+    }
+    let placed = place_on_room_left(cycle, a, level, pick);
     fill_elastic(cycle, a);
     placed
 }
