@@ -166,9 +166,9 @@ podGroups:
         let cycle = Cycle::new(&inst);
         let frag = Fragmentation::of(&cycle).unwrap();
         let mut first_fit = Assignment::empty(&inst);
-        assert_eq!(refill_level(&cycle, &mut first_fit, 0, None), 1);
+        assert_eq!(refill_level(&cycle, &mut first_fit, 0, None, None), 1);
         let mut least = Assignment::empty(&inst);
-        assert_eq!(refill_level(&cycle, &mut least, 0, Some(&frag)), 2);
+        assert_eq!(refill_level(&cycle, &mut least, 0, Some(&frag), None), 2);
         let node_of = |a: &Assignment, g: usize| a.pods[g].iter().map(|p| inst.nodes[p.node].name.clone()).collect::<Vec<_>>();
         assert_eq!((node_of(&least, 0), node_of(&least, 1)), (vec!["b".to_string()], vec!["a".to_string()]));
     }

@@ -13,6 +13,7 @@ use super::cycle::{Cycle, NodeState};
 use super::fragmentation::Fragmentation;
 use super::ledger;
 use crate::model::*;
+use std::time::Instant;
 
 /// A pod's size: the sum over resources of its share of the largest node.
 pub fn task_size(cycle: &Cycle, t: TaskId) -> f64 {
@@ -439,7 +440,7 @@ pub fn states_after(cycle: &Cycle, a: &Assignment) -> Vec<NodeState> {
 /// pattern it lacks would use.
 pub fn fill_unplaced(cycle: &Cycle, a: &mut Assignment) -> usize {
     let left_out: Vec<GroupId> = ffd_order(cycle).into_iter().filter(|&g| !a.is_placed(g)).collect();
-    let placed = place_on_room_left(cycle, a, left_out, Pick::FirstFit(None));
+    let placed = place_on_room_left(cycle, a, left_out, Pick::FirstFit(None), None);
     if placed > 0 {
         fill_elastic(cycle, a);
     }
@@ -449,12 +450,15 @@ pub fn fill_unplaced(cycle: &Cycle, a: &mut Assignment) -> usize {
 /// Places `groups` in this order on the room assignment `a` leaves (its evictions
 /// included), each with its minimum pods, whole or not at all and within its queue's
 /// quota. Returns how many it placed.
-fn place_on_room_left(cycle: &Cycle, a: &mut Assignment, groups: Vec<GroupId>, pick: Pick) -> usize {
+fn place_on_room_left(cycle: &Cycle, a: &mut Assignment, groups: Vec<GroupId>, pick: Pick, until: Option<Instant>) -> usize {
     let inst = cycle.inst;
     let mut states = states_after(cycle, a);
     let mut ledger = ledger::Ledger::after(cycle, a);
     let mut placed = 0;
     for g in groups {
+        if until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
         let Some((pods, dom)) = place_group_in(cycle, &mut states, g, pick, None, false) else { continue };
         if let Some(l) = ledger.as_mut() {
             if !l.fits(g, &pods) {
@@ -478,14 +482,15 @@ fn place_on_room_left(cycle: &Cycle, a: &mut Assignment, groups: Vec<GroupId>, p
 /// whole or not at all and within queue quotas, then elastic pods. Nothing else moves
 /// and nothing more is evicted. Returns how many groups of the level it places. Patterns
 /// chosen level by level can scatter the device shares a level's smaller groups need.
-pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&Fragmentation>) -> usize {
+/// Groups not reached by `until` stay unplaced (a pass over 3,000 pods takes 0.3 s).
+pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&Fragmentation>, until: Option<Instant>) -> usize {
     let pick = frag.map_or(Pick::FirstFit(None), Pick::LeastFragmentation);
     let level: Vec<GroupId> = small_first_order(cycle).into_iter().filter(|&g| cycle.inst.groups[g].rank == rank).collect();
     for &g in &level {
         a.pods[g].clear();
         a.domain[g] = None;
     }
-    let placed = place_on_room_left(cycle, a, level, pick);
+    let placed = place_on_room_left(cycle, a, level, pick, until);
     fill_elastic(cycle, a);
     placed
 }
@@ -609,11 +614,12 @@ podGroups:
     /// On generated instances, from the greedy start: refilling the lowest level (least
     /// fragmenting where pods request devices, and first fit) moves no pod of another
     /// level, evicts nothing, places groups whole, returns the count of the level's
-    /// groups placed, and passes the validator.
+    /// groups placed, and passes the validator; given a time already past, it places none
+    /// of the level's groups.
     #[test]
     fn the_refill_moves_only_its_level_and_stays_valid() {
         let classes = ["flat-64", "openb-64", "rack-256", "tiny-queues"];
-        let mut with_devices = 0;
+        let (mut with_devices, mut placed_in_all) = (0, 0);
         for (class, seed) in (1..=3).flat_map(|s| classes.map(|c| (c, s))) {
             let doc = crate::tooling::generate::generate(class, seed).expect("a class");
             let inst = Instance::from_doc(&doc).expect("generated instances are valid");
@@ -625,9 +631,10 @@ podGroups:
             for pick in [frag.as_ref(), None] {
                 let name = format!("{class} s{seed} (least fragmenting: {})", pick.is_some());
                 let mut a = start.clone();
-                let placed = refill_level(&cycle, &mut a, lowest, pick);
+                let placed = refill_level(&cycle, &mut a, lowest, pick, None);
                 let at_level = cycle.pending.iter().filter(|&&g| inst.groups[g].rank == lowest && a.is_placed(g)).count();
                 assert_eq!(placed, at_level, "{name}: the count returned");
+                placed_in_all += placed;
                 for &g in cycle.pending.iter().filter(|&&g| inst.groups[g].rank != lowest) {
                     let at = |p: &NewPod| (p.task, p.node, p.devices.clone());
                     let (now, before): (Vec<_>, Vec<_>) = (a.pods[g].iter().map(at).collect(), start.pods[g].iter().map(at).collect());
@@ -637,8 +644,12 @@ podGroups:
                 let d = super::super::assemble::assemble(&cycle, &a, Status::Feasible, 1.0);
                 let report = crate::check::check(&inst, &d);
                 assert!(report.is_valid(), "{name}: {:?}", report.violations);
+                let mut late = start.clone();
+                assert_eq!(refill_level(&cycle, &mut late, lowest, pick, Some(Instant::now())), 0, "{name}: placed after its time");
+                assert!(cycle.pending.iter().all(|&g| inst.groups[g].rank != lowest || !late.is_placed(g)), "{name}: a group placed late");
             }
         }
         assert!(with_devices > 0, "no instance with device requests");
+        assert!(placed_in_all > 0, "no refill placed a group: the late refills prove nothing");
     }
 }

@@ -92,6 +92,10 @@ pub struct Master<'p, 'c, 'a> {
     pub unit_rules: Vec<(u128, u128)>,
     /// Branching rows on the pods of a task class on a node class: `(k, tc)` -> row.
     pub count_rows: HashMap<(usize, usize), usize>,
+    /// Inside a branch and price, at a node whose fixes are all column boxes: the boxes
+    /// of those columns at the root. A node's duals then also give a Lagrangian value with
+    /// the root's boxes, which bounds the whole tree (`models/decomposition.md` §6).
+    pub root_boxes: Option<HashMap<usize, (f64, f64)>>,
 }
 
 /// What one column generation run ended with.
@@ -103,6 +107,9 @@ pub struct ColgenResult {
     pub lp: Option<(f64, Vec<f64>)>,
     /// Exact pricing found no improving column: the LP value is the bound.
     pub converged: bool,
+    /// The least Lagrangian value with [`Master::root_boxes`] (`INF` without them): a
+    /// bound over the whole branch-and-price tree, not only this node's subtree.
+    pub root_bound: f64,
 }
 
 const TOL: f64 = 1e-6;
@@ -150,6 +157,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             node_work: vec![FIRST_NODE_WORK; prob.nodes.len()],
             unit_rules: vec![(0, 0); prob.nodes.len()],
             count_rows: HashMap::new(),
+            root_boxes: None,
         };
         m.build();
         m
@@ -554,6 +562,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         self.node_work.iter_mut().for_each(|w| *w = FIRST_NODE_WORK);
         let name = obj.iter().map(|c| c.0.name()).collect::<Vec<_>>().join("+");
         let mut best_bound = INF;
+        let mut root_bound = INF;
         let mut last_lp = None;
         // Dual smoothing (Wentges): price at a mix of the duals of the best bound so far
         // (the center) and the LP's; when that finds nothing that improves the LP, price
@@ -562,20 +571,20 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         let mut mispriced = false;
         loop {
             if budget.exhausted() || self.prob.cycle.cancel.is_cancelled() {
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: false, root_bound };
             }
             let t_lp = Instant::now();
             let sol = self.lp.solve(deadline, None);
             let lp_ms = t_lp.elapsed().as_millis();
             if sol.status == LpStatus::Infeasible {
                 // Only a branching bound can make the master infeasible: nothing below.
-                return ColgenResult { bound: -INF, lp: None, converged: true };
+                return ColgenResult { bound: -INF, lp: None, converged: true, root_bound };
             }
             if sol.status != LpStatus::Optimal {
                 if self.prob.cycle.diag.debug {
                     eprintln!("colgen {name}: LP {:?} (session ok {})", sol.status, self.lp.ok);
                 }
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: false, root_bound };
             }
             budget.charge(1);
             self.rounds += 1;
@@ -605,7 +614,8 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 })
                 .collect();
             let work_sum: u64 = priced.iter().map(|p| p.work).sum();
-            let bound = self.lagrangian(&name, &y, &costs, &priced);
+            let (bound, at_root) = self.lagrangian(&name, &y, &costs, &priced);
+            root_bound = root_bound.min(at_root);
             if bound < best_bound {
                 best_bound = bound;
                 center = Some(y.clone());
@@ -652,7 +662,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             }
             last_lp = Some((lp_value, sol.col_values));
             if best_bound <= target + 0.5 {
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: false, root_bound };
             }
             if new > 0 {
                 mispriced = false;
@@ -670,7 +680,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 if !device_choice {
                     best_bound = best_bound.min(lp_value);
                 }
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: !device_choice };
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: !device_choice, root_bound };
             }
             // Nothing found with the work given: more work where the search was cut, until
             // the cap (then the bound keeps what the cut searches left open).
@@ -682,7 +692,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 }
             }
             if !raised {
-                return ColgenResult { bound: best_bound, lp: last_lp, converged: false };
+                return ColgenResult { bound: best_bound, lp: last_lp, converged: false, root_bound };
             }
         }
     }
@@ -751,8 +761,9 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// The Lagrangian bound of §4 at duals `y`: rows (other than the convexity rows)
     /// priced out at the bound their dual's sign selects, every non-pattern column at the
     /// end of its box that pays more, every node class at its count times its best
-    /// pattern's profit (the pricing's upper bound, at least 0: the empty pattern).
-    fn lagrangian(&self, name: &str, y: &[f64], costs: &[f64], priced: &[pricing::Priced]) -> f64 {
+    /// pattern's profit (the pricing's upper bound, at least 0: the empty pattern). The
+    /// second value is the same sum with [`Master::root_boxes`] (`INF` without them).
+    fn lagrangian(&self, name: &str, y: &[f64], costs: &[f64], priced: &[pricing::Priced]) -> (f64, f64) {
         let mut b = 0.0;
         for (i, &(lo, up)) in self.rows.iter().enumerate() {
             if self.is_conv[i] || y[i] == 0.0 {
@@ -761,12 +772,18 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             b -= y[i] * if y[i] > 0.0 { lo } else { up };
         }
         let rows_part = b;
+        // The same sum with the root's boxes on the columns branched on.
+        let mut root_extra = 0.0;
         for (j, col) in self.cols.iter().enumerate() {
             if let ColKind::Pattern(..) = col.kind {
                 continue;
             }
             let profit = costs[j] + col.entries.iter().map(|&(r, v)| y[r] * v).sum::<f64>();
-            b += (profit * col.lo).max(profit * col.up);
+            let here = (profit * col.lo).max(profit * col.up);
+            b += here;
+            if let Some(&(lo, up)) = self.root_boxes.as_ref().and_then(|r| r.get(&j)) {
+                root_extra += (profit * lo).max(profit * up) - here;
+            }
         }
         let cols_part = b - rows_part;
         for (k, pr) in priced.iter().enumerate() {
@@ -785,7 +802,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             }
             eprintln!("lagrangian {name}: rows {rows_part:.4} columns {cols_part:.4} patterns {:.4} (inexact classes {ni}: {si:.4}, exact {se:.4})", b - rows_part - cols_part);
         }
-        b
+        (b, if self.root_boxes.is_some() { b + root_extra } else { INF })
     }
 
     /// Largest change of component `comp` over valid decisions (its range).

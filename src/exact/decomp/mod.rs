@@ -478,8 +478,8 @@ impl Search<'_, '_, '_> {
             }
         }
         if let Component::Placed(level) = comp {
-            // The refill is not timed: it runs only while the budget lasts.
-            fill_left_out(prob, m, x, (!proven && !rb.exhausted()).then_some((level, self.frag.as_ref())));
+            // The refill runs only while the budget lasts, and stops at its end.
+            fill_left_out(prob, m, x, (!proven && !rb.exhausted()).then_some((level, self.frag.as_ref(), rb.until)));
             proven = proven || meets(m, x, bound);
         }
         let value = m.value(comp, x);
@@ -586,15 +586,19 @@ impl Search<'_, '_, '_> {
 /// The incumbent `x` with the groups its patterns leave out placed greedily on the room
 /// left ([`crate::engine::greedy::fill_unplaced`]), when that is a master solution better
 /// under the tiers: the patterns priced so far may lack the ones that room calls for.
-/// With `refill`, a term-1 level left open, that level's groups are then placed again
-/// ([`refill_open_level`]).
-fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<(i64, Option<&Fragmentation>)>) {
+/// With `refill` (a term-1 level left open, the fragmentation scores, and the time the
+/// pass must stop by), that level's groups are then placed again ([`refill_open_level`]).
+fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<(i64, Option<&Fragmentation>, Instant)>) {
     let mut filled = decode(prob, m, x);
-    if crate::engine::greedy::fill_unplaced(prob.cycle, &mut filled) > 0 {
+    let more = crate::engine::greedy::fill_unplaced(prob.cycle, &mut filled);
+    if more > 0 {
         take_if_better(prob, m, x, &filled);
     }
-    if let Some((level, frag)) = refill {
-        refill_open_level(prob, m, x, level, frag);
+    if prob.cycle.diag.debug {
+        eprintln!("fill: {more} more groups on the room left");
+    }
+    if let Some((level, frag, until)) = refill {
+        refill_open_level(prob, m, x, level, frag, until);
     }
 }
 
@@ -602,13 +606,17 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// ([`crate::engine::greedy::refill_level`]: least fragmenting where pods request devices,
 /// and first fit), when that is a master solution better under the tiers once repaired
 /// for rule 6 (a group that moved may leave an eviction unneeded).
-fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>) {
+fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>, until: Instant) {
     let a = decode(prob, m, x);
+    let before = m.value(Component::Placed(level), x);
     let picks = frag.map_or(vec![None], |f| vec![Some(f), None]);
     for pick in picks {
         let mut again = a.clone();
-        crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick);
+        crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick, Some(until));
         take_if_better(prob, m, x, &repair_rule6(prob, m, again));
+    }
+    if prob.cycle.diag.debug {
+        eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
     }
 }
 
@@ -646,7 +654,8 @@ const ROOT_STEPS: usize = 3;
 /// unit, then on a node's pods of a task class; the MIP over each node's LP support, the
 /// restricted MIP over every column (at the root, and once the class columns are
 /// integral) and integral LP solutions give incumbents; a node whose
-/// bound does not beat the incumbent is pruned. Returns a bound on the tier over every
+/// bound does not beat the incumbent is pruned. The duals of a node whose fixes are all
+/// column boxes also bound the whole tree ([`Master::root_boxes`]). Returns a bound on the tier over every
 /// valid decision (the incumbent's value when the tree is exhausted); `x` holds the best
 /// incumbent found (never worse than the one given).
 fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mut Vec<f64>, root_bound: f64, b: &mut Budget) -> f64 {
@@ -658,6 +667,8 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
         m.cols.iter().enumerate().filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..))).map(|(j, c)| (j, (c.lo, c.up))).collect();
     let mut stack = vec![Node { fixes: Vec::new(), bound: root_bound }];
     let mut open = f64::NEG_INFINITY;
+    // The least bound on the whole tree from any node's duals (see `Master::root_boxes`).
+    let mut tree = f64::INFINITY;
     let mut root = true;
     let mut applied: Vec<Fix> = Vec::new();
     let undo = |m: &mut Master, applied: &mut Vec<Fix>| {
@@ -707,9 +718,19 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
         for (&k, &r) in &rules {
             m.set_unit_rules(k, r);
         }
+        // Pricing sees no column box: under box fixes alone, the node's duals bound the
+        // whole tree too.
+        let only_boxes = node.fixes.iter().all(|f| matches!(f, Fix::Col(..)));
+        m.root_boxes = only_boxes.then(|| base.iter().map(|(&j, &b)| (j, b)).collect());
         let r = if root { root_colgen(m, comp, later, x, inc, b) } else { m.colgen(&[(comp, 1.0)], inc, b) };
         while x.len() < m.cols.len() {
             x.push(0.0);
+        }
+        tree = tree.min(r.root_bound);
+        if floor(tree) <= m.value(comp, x) + 1e-9 {
+            // The incumbent meets a bound on the whole tree: nothing left to prove.
+            stack.clear();
+            break;
         }
         let nb = node.bound.min(r.bound);
         if floor(nb) <= inc + 1e-9 {
@@ -736,7 +757,12 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
             );
         }
         let whole = root || !matches!(choice, Some(Fix::Col(..)));
+        let before = root.then(|| x.clone());
         node_incumbents(m, comp, later, x, &lpx, nb, root, whole, b);
+        if before.is_some_and(|bx| bx != *x) && !b.exhausted() {
+            // A new incumbent leaves different room (at the root: no fix to keep to).
+            fill_left_out(m.prob, m, x, None);
+        }
         root = false;
         if choice.is_none() {
             // Every branching quantity integral: the LP solution with each node's patterns
@@ -775,10 +801,15 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
         }
     }
     undo(m, &mut applied);
+    m.root_boxes = None;
     while x.len() < m.cols.len() {
         x.push(0.0);
     }
-    open.max(m.value(comp, x))
+    let value = m.value(comp, x);
+    if m.prob.cycle.diag.debug {
+        eprintln!("b&p {}: value {value}, open nodes' bound {open:.3}, tree bound {tree:.3}", comp.name());
+    }
+    open.max(value).min(tree.max(value))
 }
 
 /// Column generation at the root of a branch and price, stopped at [`ROOT_LP_SHARE`] of
