@@ -653,11 +653,12 @@ const ROOT_STEPS: usize = 3;
 /// the class, domain, slice and eviction columns first, then on a node's eviction of a
 /// unit, then on a node's pods of a task class; the MIP over each node's LP support, the
 /// restricted MIP over every column (at the root, and once the class columns are
-/// integral) and integral LP solutions give incumbents; a node whose
-/// bound does not beat the incumbent is pruned. The duals of a node whose fixes are all
-/// column boxes also bound the whole tree ([`Master::root_boxes`]). Returns a bound on the tier over every
-/// valid decision (the incumbent's value when the tree is exhausted); `x` holds the best
-/// incumbent found (never worse than the one given).
+/// integral) and integral LP solutions give incumbents, and at the root the greedy fill
+/// of a new incumbent ([`fill_left_out`]); a node whose bound does not beat the incumbent
+/// is pruned. The duals of a node whose fixes are all column boxes also bound the whole
+/// tree ([`Master::root_boxes`]). Returns a bound on the tier over every valid decision
+/// (the incumbent's value when the tree is exhausted); `x` holds the best incumbent found
+/// (never worse than the one given).
 fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mut Vec<f64>, root_bound: f64, b: &mut Budget) -> f64 {
     struct Node {
         fixes: Vec<Fix>,
@@ -729,7 +730,6 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
         tree = tree.min(r.root_bound);
         if floor(tree) <= m.value(comp, x) + 1e-9 {
             // The incumbent meets a bound on the whole tree: nothing left to prove.
-            stack.clear();
             break;
         }
         let nb = node.bound.min(r.bound);
