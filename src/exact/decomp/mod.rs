@@ -653,9 +653,9 @@ const ROOT_STEPS: usize = 3;
 /// the class, domain, slice and eviction columns first, then on a node's eviction of a
 /// unit, then on a node's pods of a task class; the MIP over each node's LP support, the
 /// restricted MIP over every column (at the root, and once the class columns are
-/// integral) and integral LP solutions give incumbents, and at the root the greedy fill
-/// of a new incumbent ([`fill_left_out`]); a node whose bound does not beat the incumbent
-/// is pruned. The duals of a node whose fixes are all column boxes also bound the whole
+/// integral) and integral LP solutions give incumbents, each filled greedily
+/// ([`fill_left_out`]) before the next node; a node whose bound does not beat the
+/// incumbent is pruned. The duals of a node whose fixes are all column boxes also bound the whole
 /// tree ([`Master::root_boxes`]). Returns a bound on the tier over every valid decision
 /// (the incumbent's value when the tree is exhausted); `x` holds the best incumbent found
 /// (never worse than the one given).
@@ -687,6 +687,10 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
             }
         }
     };
+    // A node's new incumbent is filled greedily ([`fill_left_out`]) once the master is
+    // back at the root's boxes and rows: under the node's fixes the fill would be held to
+    // them.
+    let mut unfilled = false;
     while let Some(node) = stack.pop() {
         let inc = m.value(comp, x);
         if floor(node.bound) <= inc + 1e-9 {
@@ -697,6 +701,13 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
             continue;
         }
         undo(m, &mut applied);
+        if std::mem::take(&mut unfilled) {
+            fill_left_out(m.prob, m, x, None);
+            x.resize(m.cols.len(), 0.0);
+            if floor(node.bound) <= m.value(comp, x) + 1e-9 {
+                continue;
+            }
+        }
         let mut rules: BTreeMap<usize, (u128, u128)> = BTreeMap::new();
         for &f in &node.fixes {
             match f {
@@ -757,12 +768,8 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
             );
         }
         let whole = root || !matches!(choice, Some(Fix::Col(..)));
-        let before = root.then(|| x.clone());
+        let before = x.clone();
         node_incumbents(m, comp, later, x, &lpx, nb, root, whole, b);
-        if before.is_some_and(|bx| bx != *x) && !b.exhausted() {
-            // A new incumbent leaves different room (at the root: no fix to keep to).
-            fill_left_out(m.prob, m, x, None);
-        }
         root = false;
         if choice.is_none() {
             // Every branching quantity integral: the LP solution with each node's patterns
@@ -773,6 +780,8 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
                 }
             }
         }
+        // A new incumbent leaves different room.
+        unfilled |= *x != before;
         let inc = m.value(comp, x);
         if floor(nb) <= inc + 1e-9 {
             continue;
