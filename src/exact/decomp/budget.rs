@@ -90,6 +90,17 @@ impl Budget {
         self.work_left() == Some(0)
     }
 
+    /// Whether a step that charges no work may still run: the solve has work left (the
+    /// plan may be spent) and the time has not come; without a work limit, whether the
+    /// budget is not exhausted. A smaller work limit stops a solve exactly where its cap
+    /// runs out, so a larger one takes the same steps up to there.
+    pub fn allows_free_step(&self) -> bool {
+        match self.cap {
+            Some(c) => c > 0 && Instant::now() < self.until,
+            None => !self.exhausted(),
+        }
+    }
+
     /// Whether the phase must end: its work is used up or its time has come.
     pub fn exhausted(&self) -> bool {
         self.work_spent() || Instant::now() >= self.until
@@ -147,6 +158,7 @@ mod tests {
         assert_eq!(round.part(0.5).work_left(), Some(2), "half of the 12 planned, cut at the 2 left");
         round.run(round.part(1.0), |p| p.charge(2));
         assert!(round.work_spent() && round.cap == Some(0) && round.work == Some(10), "6 of 16 planned used");
+        assert!(!round.allows_free_step(), "the solve's work is spent");
         solve.charge(round.used());
         assert!(solve.work_spent() && solve.used() == 10);
         // A plan smaller than what is left ends the round, not the solve.
@@ -155,5 +167,8 @@ mod tests {
         r.charge(3);
         more.charge(r.used());
         assert!(r.work_spent() && r.cap == Some(97) && !more.work_spent());
+        assert!(r.allows_free_step(), "the round's plan is spent, not the solve's work");
+        assert!(Budget::new(until, None).allows_free_step());
+        assert!(!Budget::new(Instant::now(), Some(5)).allows_free_step(), "the time has come");
     }
 }

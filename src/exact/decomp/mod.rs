@@ -478,8 +478,9 @@ impl Search<'_, '_, '_> {
             }
         }
         if let Component::Placed(level) = comp {
-            // The refill runs only while the budget lasts, and stops at its end.
-            fill_left_out(prob, m, x, (!proven && !rb.exhausted()).then_some((level, self.frag.as_ref(), rb.until)));
+            // The refill charges no work: it runs while the time lasts, and under a work
+            // limit while the solve has work left, even when this round's share is spent.
+            fill_left_out(prob, m, x, (!proven && rb.allows_free_step()).then_some((level, self.frag.as_ref(), rb.until)));
             proven = proven || meets(m, x, bound);
         }
         let value = m.value(comp, x);
