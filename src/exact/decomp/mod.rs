@@ -1611,6 +1611,57 @@ mod tests {
     use super::*;
     use crate::exact::highs::HighsSwitches;
 
+    /// Under a fix of one column's box, a node's duals with the Lagrangian's column sum
+    /// taken over the root's boxes (`Master::root_boxes`) still bound the root: never
+    /// below the root LP's optimum (exact pricing, no fix), though the node's own bound
+    /// may be.
+    #[test]
+    fn a_node_with_box_fixes_alone_bounds_the_whole_tree() {
+        let (mut checked, mut below) = (0, 0);
+        let cases = (1..=5).map(|s| ("flat-64", s));
+        for (class, seed) in cases {
+            let mut doc = crate::tooling::generate::generate(class, seed).expect("a class");
+            doc.options.get_or_insert_with(Default::default).preemption = Some(true);
+            let inst = Instance::from_doc(&doc).expect("generated instances are valid");
+            let cycle = Cycle::new(&inst);
+            if problem::unsupported(&cycle).is_some() {
+                continue;
+            }
+            let prob = Problem::new(&cycle);
+            let far = Instant::now() + Duration::from_secs(60);
+            for &level in &prob.levels {
+                let mut m = Master::new(&prob, HighsSwitches::default());
+                to_columns(&prob, &mut m, &crate::engine::greedy::best_start(&cycle)).expect("the greedy start is valid in the master");
+                let comp = Component::Placed(level);
+                let root = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
+                let (true, Some((lp, lpx))) = (root.converged, root.lp) else { continue };
+                let boxes: std::collections::HashMap<usize, (f64, f64)> = m
+                    .cols
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..)))
+                    .map(|(j, c)| (j, (c.lo, c.up)))
+                    .collect();
+                let fractional = |j: &usize| boxes.contains_key(j) && (lpx[*j] - lpx[*j].round()).abs() > 1e-6;
+                let Some(j) = (0..lpx.len()).find(fractional) else { continue };
+                let (lo, up) = boxes[&j];
+                for (l, u) in [(lo, lpx[j].floor()), (lpx[j].ceil(), up)] {
+                    m.set_bounds(j, l, u);
+                    m.root_boxes = Some(boxes.clone());
+                    let r = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
+                    m.root_boxes = None;
+                    m.set_bounds(j, lo, up);
+                    let name = format!("{class} s{seed} {} with column {j} in [{l}, {u}]", comp.name());
+                    assert!(r.root_bound >= lp - 1e-6, "{name}: {} below the root LP's {lp}", r.root_bound);
+                    checked += 1;
+                    below += usize::from(r.bound < lp - 1e-6);
+                }
+            }
+        }
+        assert!(checked > 0 && below > 0, "{checked} fixed nodes, {below} with their own bound below the root's LP");
+        eprintln!("{checked} fixed nodes, {below} with their own bound below the root's LP");
+    }
+
     #[test]
     fn the_support_mip_stays_on_the_support() {
         let (mut searched, mut improved) = (0, 0);
