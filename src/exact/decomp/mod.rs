@@ -1611,14 +1611,9 @@ mod tests {
     use super::*;
     use crate::exact::highs::HighsSwitches;
 
-    /// Under a fix of one column's box, a node's duals with the Lagrangian's column sum
-    /// taken over the root's boxes (`Master::root_boxes`) still bound the root: never
-    /// below the root LP's optimum (exact pricing, no fix), though the node's own bound
-    /// may be.
-    #[test]
-    fn a_node_with_box_fixes_alone_bounds_the_whole_tree() {
-        let (mut checked, mut below) = (0, 0);
-        let cases = (1..=5).map(|s| ("flat-64", s));
+    /// Runs `f` on every term-1 level of every generated instance of `cases` (class, seed)
+    /// that the engine takes, with preemption on: its name, cycle, problem and level.
+    fn for_each_level(cases: impl IntoIterator<Item = (&'static str, u64)>, mut f: impl FnMut(&str, &Cycle, &Problem, i64)) {
         for (class, seed) in cases {
             let mut doc = crate::tooling::generate::generate(class, seed).expect("a class");
             doc.options.get_or_insert_with(Default::default).preemption = Some(true);
@@ -1628,36 +1623,48 @@ mod tests {
                 continue;
             }
             let prob = Problem::new(&cycle);
-            let far = Instant::now() + Duration::from_secs(60);
             for &level in &prob.levels {
-                let mut m = Master::new(&prob, HighsSwitches::default());
-                to_columns(&prob, &mut m, &crate::engine::greedy::best_start(&cycle)).expect("the greedy start is valid in the master");
-                let comp = Component::Placed(level);
-                let root = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
-                let (true, Some((lp, lpx))) = (root.converged, root.lp) else { continue };
-                let boxes: std::collections::HashMap<usize, (f64, f64)> = m
-                    .cols
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..)))
-                    .map(|(j, c)| (j, (c.lo, c.up)))
-                    .collect();
-                let fractional = |j: &usize| boxes.contains_key(j) && (lpx[*j] - lpx[*j].round()).abs() > 1e-6;
-                let Some(j) = (0..lpx.len()).find(fractional) else { continue };
-                let (lo, up) = boxes[&j];
-                for (l, u) in [(lo, lpx[j].floor()), (lpx[j].ceil(), up)] {
-                    m.set_bounds(j, l, u);
-                    m.root_boxes = Some(boxes.clone());
-                    let r = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
-                    m.root_boxes = None;
-                    m.set_bounds(j, lo, up);
-                    let name = format!("{class} s{seed} {} with column {j} in [{l}, {u}]", comp.name());
-                    assert!(r.root_bound >= lp - 1e-6, "{name}: {} below the root LP's {lp}", r.root_bound);
-                    checked += 1;
-                    below += usize::from(r.bound < lp - 1e-6);
-                }
+                f(&format!("{class} s{seed}"), &cycle, &prob, level);
             }
         }
+    }
+
+    /// Under a fix of one column's box, a node's duals with the Lagrangian's column sum
+    /// taken over the root's boxes (`Master::root_boxes`) still bound the root: never
+    /// below the root LP's optimum (exact pricing, no fix), though the node's own bound
+    /// may be.
+    #[test]
+    fn a_node_with_box_fixes_alone_bounds_the_whole_tree() {
+        let (mut checked, mut below) = (0, 0);
+        for_each_level((1..=5).map(|s| ("flat-64", s)), |case, cycle, prob, level| {
+            let far = Instant::now() + Duration::from_secs(60);
+            let mut m = Master::new(prob, HighsSwitches::default());
+            to_columns(prob, &mut m, &crate::engine::greedy::best_start(cycle)).expect("the greedy start is valid in the master");
+            let comp = Component::Placed(level);
+            let root = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
+            let (true, Some((lp, lpx))) = (root.converged, root.lp) else { return };
+            let boxes: std::collections::HashMap<usize, (f64, f64)> = m
+                .cols
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..)))
+                .map(|(j, c)| (j, (c.lo, c.up)))
+                .collect();
+            let fractional = |j: &usize| boxes.contains_key(j) && (lpx[*j] - lpx[*j].round()).abs() > 1e-6;
+            let Some(j) = (0..lpx.len()).find(fractional) else { return };
+            let (lo, up) = boxes[&j];
+            for (l, u) in [(lo, lpx[j].floor()), (lpx[j].ceil(), up)] {
+                m.set_bounds(j, l, u);
+                m.root_boxes = Some(boxes.clone());
+                let r = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
+                m.root_boxes = None;
+                m.set_bounds(j, lo, up);
+                let name = format!("{case} {} with column {j} in [{l}, {u}]", comp.name());
+                assert!(r.root_bound >= lp - 1e-6, "{name}: {} below the root LP's {lp}", r.root_bound);
+                checked += 1;
+                below += usize::from(r.bound < lp - 1e-6);
+            }
+        });
         assert!(checked > 0 && below > 0, "{checked} fixed nodes, {below} with their own bound below the root's LP");
         eprintln!("{checked} fixed nodes, {below} with their own bound below the root's LP");
     }
@@ -1666,42 +1673,32 @@ mod tests {
     fn the_support_mip_stays_on_the_support() {
         let (mut searched, mut improved) = (0, 0);
         let cases = (1..=8).flat_map(|s| [("flat-64", s), ("openb-64", s)]).chain((1..=3).map(|s| ("preempt-256", s)));
-        for (class, seed) in cases {
-            let mut doc = crate::tooling::generate::generate(class, seed).expect("a class");
-            doc.options.get_or_insert_with(Default::default).preemption = Some(true);
-            let inst = Instance::from_doc(&doc).expect("generated instances are valid");
-            let cycle = Cycle::new(&inst);
-            if problem::unsupported(&cycle).is_some() {
-                continue;
-            }
-            let prob = Problem::new(&cycle);
-            for &level in &prob.levels {
-                let mut m = Master::new(&prob, HighsSwitches::default());
-                // The greedy start's columns seed the LP; the search starts from the empty
-                // decision, so that there is something to find.
-                let warm = crate::engine::greedy::best_start(&cycle);
-                to_columns(&prob, &mut m, &warm).expect("the greedy start is valid in the master");
-                let comp = Component::Placed(level);
-                let far = Instant::now() + Duration::from_secs(60);
-                let r = m.colgen(&[(comp, 1.0)], f64::INFINITY, &mut Budget::new(far, None));
-                let mut x = to_columns(&prob, &mut m, &Assignment::empty(&inst)).expect("the empty start is valid in the master");
-                x.resize(m.cols.len(), 0.0);
-                let Some((lp, lpx)) = r.lp else { continue };
-                let only = support(&m, &lpx, &x);
-                searched += 1;
-                let Some(bx) = m.restricted_mip(&[(comp, 1.0)], &[], &x, Some(&only), &mut Budget::new(far, None)) else { continue };
-                improved += 1;
-                let name = format!("{class} s{seed} {}", comp.name());
-                assert!(m.feasible(&bx), "{name}: infeasible");
-                assert!(bx.iter().zip(&only).all(|(&v, &on)| on || v == 0.0), "{name}: a pattern outside the support is used");
-                let value = m.value(comp, &bx);
-                assert!(value > m.value(comp, &x) && value <= lp + 1e-6, "{name}: {value} not above the start or above the LP's {lp}");
-                let all = m
-                    .restricted_mip(&[(comp, 1.0)], &[], &x, None, &mut Budget::new(far, None))
-                    .map_or(m.value(comp, &x), |ax| m.value(comp, &ax));
-                assert!(value <= all + 1e-9, "{name}: {value} above the MIP over every column, {all}");
-            }
-        }
+        for_each_level(cases, |case, cycle, prob, level| {
+            let mut m = Master::new(prob, HighsSwitches::default());
+            // The greedy start's columns seed the LP; the search starts from the empty
+            // decision, so that there is something to find.
+            let warm = crate::engine::greedy::best_start(cycle);
+            to_columns(prob, &mut m, &warm).expect("the greedy start is valid in the master");
+            let comp = Component::Placed(level);
+            let far = Instant::now() + Duration::from_secs(60);
+            let r = m.colgen(&[(comp, 1.0)], f64::INFINITY, &mut Budget::new(far, None));
+            let mut x = to_columns(prob, &mut m, &Assignment::empty(cycle.inst)).expect("the empty start is valid in the master");
+            x.resize(m.cols.len(), 0.0);
+            let Some((lp, lpx)) = r.lp else { return };
+            let only = support(&m, &lpx, &x);
+            searched += 1;
+            let Some(bx) = m.restricted_mip(&[(comp, 1.0)], &[], &x, Some(&only), &mut Budget::new(far, None)) else { return };
+            improved += 1;
+            let name = format!("{case} {}", comp.name());
+            assert!(m.feasible(&bx), "{name}: infeasible");
+            assert!(bx.iter().zip(&only).all(|(&v, &on)| on || v == 0.0), "{name}: a pattern outside the support is used");
+            let value = m.value(comp, &bx);
+            assert!(value > m.value(comp, &x) && value <= lp + 1e-6, "{name}: {value} not above the start or above the LP's {lp}");
+            let all = m
+                .restricted_mip(&[(comp, 1.0)], &[], &x, None, &mut Budget::new(far, None))
+                .map_or(m.value(comp, &x), |ax| m.value(comp, &ax));
+            assert!(value <= all + 1e-9, "{name}: {value} above the MIP over every column, {all}");
+        });
         assert!(improved * 2 >= searched, "the support MIP improved {improved} of {searched} starts");
         eprintln!("the support MIP improved {improved} of {searched} starts");
     }
