@@ -529,6 +529,12 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         }
     }
 
+    /// The bounds of every column that is not a pattern (class, domain, slice and
+    /// eviction columns: what branching fixes), by column.
+    pub fn column_boxes(&self) -> HashMap<usize, (f64, f64)> {
+        self.cols.iter().enumerate().filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..))).map(|(j, c)| (j, (c.lo, c.up))).collect()
+    }
+
     /// Sets the bounds of column `col` (branching on class columns).
     pub fn set_bounds(&mut self, col: usize, lo: f64, up: f64) {
         self.cols[col].lo = lo;

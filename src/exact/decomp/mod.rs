@@ -665,8 +665,7 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
         fixes: Vec<Fix>,
         bound: f64,
     }
-    let base: BTreeMap<usize, (f64, f64)> =
-        m.cols.iter().enumerate().filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..))).map(|(j, c)| (j, (c.lo, c.up))).collect();
+    let base = m.column_boxes();
     let mut stack = vec![Node { fixes: Vec::new(), bound: root_bound }];
     let mut open = f64::NEG_INFINITY;
     // The least bound on the whole tree from any node's duals (see `Master::root_boxes`).
@@ -734,7 +733,7 @@ fn branch_and_price(m: &mut Master, comp: Component, later: &[Component], x: &mu
         // Pricing sees no column box: under box fixes alone, the node's duals bound the
         // whole tree too.
         let only_boxes = node.fixes.iter().all(|f| matches!(f, Fix::Col(..)));
-        m.root_boxes = only_boxes.then(|| base.iter().map(|(&j, &b)| (j, b)).collect());
+        m.root_boxes = only_boxes.then(|| base.clone());
         let r = if root { root_colgen(m, comp, later, x, inc, b) } else { m.colgen(&[(comp, 1.0)], inc, b) };
         while x.len() < m.cols.len() {
             x.push(0.0);
@@ -1643,13 +1642,7 @@ mod tests {
             let comp = Component::Placed(level);
             let root = m.colgen(&[(comp, 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
             let (true, Some((lp, lpx))) = (root.converged, root.lp) else { return };
-            let boxes: std::collections::HashMap<usize, (f64, f64)> = m
-                .cols
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| !matches!(c.kind, ColKind::Pattern(..)))
-                .map(|(j, c)| (j, (c.lo, c.up)))
-                .collect();
+            let boxes = m.column_boxes();
             let fractional = |j: &usize| boxes.contains_key(j) && (lpx[*j] - lpx[*j].round()).abs() > 1e-6;
             let Some(j) = (0..lpx.len()).find(fractional) else { return };
             let (lo, up) = boxes[&j];
