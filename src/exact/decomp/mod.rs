@@ -434,7 +434,7 @@ impl Search<'_, '_, '_> {
             }
             // A hand-off ends after term 1; the later components still weigh in every
             // restricted MIP (fewer evictions among decisions equal on term 1).
-            if self.scope != Scope::Full && !matches!(comp, Component::Placed(_)) {
+            if !self.runs(comp) {
                 break;
             }
             self.tier(ci, rb, screening, say);
@@ -462,15 +462,18 @@ impl Search<'_, '_, '_> {
                 proven = meets(&self.m, &self.x, bound);
             }
         }
+        // Shares are of the tiers this scope runs: a hand-off's last term-1 tier gets all
+        // that is left, where the tiers after it would otherwise keep a share unused.
+        let to_run = later.iter().filter(|&&c| self.runs(c)).count();
         let (m, x) = (&mut self.m, &mut self.x);
         if !proven && !rb.exhausted() {
             if self.all_proven {
-                let frac = if later.is_empty() { 1.0 } else { 0.6 };
+                let frac = if to_run == 0 { 1.0 } else { 0.6 };
                 bound = rb.run(rb.part(frac), |p| branch_and_price(m, comp, &later, x, bound, p));
                 proven = meets(m, x, bound);
             } else {
                 let obj = [(comp, 1.0)];
-                let frac = 1.0 / (self.comps.len() - ci) as f64;
+                let frac = 1.0 / (to_run + 1) as f64;
                 let r = rb.run(rb.part(frac * 0.6), |p| m.colgen(&obj, f64::INFINITY, p));
                 x.resize(m.cols.len(), 0.0);
                 let rest = rb.part(frac * 0.4 / (1.0 - frac * 0.6));
@@ -501,9 +504,14 @@ impl Search<'_, '_, '_> {
         m.fix(comp, value);
     }
 
+    /// Whether this scope runs the tier of `comp`: a hand-off runs the term-1 tiers only.
+    fn runs(&self, comp: Component) -> bool {
+        self.scope == Scope::Full || matches!(comp, Component::Placed(_))
+    }
+
     /// Whether every tier of the scope is proven.
     fn done(&self) -> bool {
-        let tiers = self.comps.iter().filter(|c| self.scope == Scope::Full || matches!(c, Component::Placed(_))).count();
+        let tiers = self.comps.iter().filter(|&&c| self.runs(c)).count();
         self.all_proven && self.outcomes.len() == tiers
     }
 
