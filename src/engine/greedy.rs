@@ -495,6 +495,59 @@ pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&
     placed
 }
 
+/// Takes off the elastic pods of every placed group (pods beyond its minimum: each
+/// task's minimum, then the group's), except on nodes where `a` evicts a victim, so
+/// that a refill sees the room they hold: an extra pod weighs less than a group placed.
+/// Groups with slice tasks keep their pods. Returns how many pods it took off.
+pub fn strip_elastic(cycle: &Cycle, a: &mut Assignment) -> usize {
+    let inst = cycle.inst;
+    let mut evicting = vec![false; inst.nodes.len()];
+    for &u in &a.evicted {
+        for &p in &cycle.victims[u].pods {
+            evicting[inst.pods[p].node] = true;
+        }
+    }
+    let mut taken = 0;
+    for g in 0..a.pods.len() {
+        let grp = &inst.groups[g];
+        if a.pods[g].is_empty() || grp.tasks.iter().any(|&t| inst.tasks[t].slice.is_some()) {
+            continue;
+        }
+        // Pods that stay: on evicting nodes first, then each task's minimum, then the
+        // group's.
+        let mut keep: Vec<bool> = a.pods[g].iter().map(|p| evicting[p.node]).collect();
+        let mut per_task: std::collections::HashMap<TaskId, i64> = Default::default();
+        for (i, p) in a.pods[g].iter().enumerate() {
+            if keep[i] {
+                *per_task.entry(p.task).or_default() += 1;
+            }
+        }
+        let min_of = |t: TaskId| if grp.policy == Policy::Gang { inst.tasks[t].min_count } else { 0 };
+        for (i, p) in a.pods[g].iter().enumerate() {
+            let have = per_task.entry(p.task).or_default();
+            if !keep[i] && *have < min_of(p.task) {
+                keep[i] = true;
+                *have += 1;
+            }
+        }
+        let mut kept = keep.iter().filter(|&&k| k).count() as i64;
+        for k in keep.iter_mut() {
+            if kept >= inst.min_new_pods(g) {
+                break;
+            }
+            if !*k {
+                *k = true;
+                kept += 1;
+            }
+        }
+        let before = a.pods[g].len();
+        let mut it = keep.iter();
+        a.pods[g].retain(|_| *it.next().expect("one flag per pod"));
+        taken += before - a.pods[g].len();
+    }
+    taken
+}
+
 /// Adds elastic pods (up to each task's count) to the groups an assignment already
 /// places, highest priority first, on the capacity left. Used between the exact tiers:
 /// the groups-placed tier does not care about elastic pods, and this hands the next
@@ -564,6 +617,60 @@ podGroups:
         assert_eq!(fill_unplaced(&cycle, &mut a), 2);
         let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
         assert_eq!((nodes(0), nodes(1), nodes(2), nodes(3)), (vec![0], vec![], vec![0], vec![1, 1]));
+    }
+
+    /// `wide` (basic: one of three 1-cpu pods) fills the 4-cpu node but for 1 cpu and `gang`
+    /// (minimum 2 of three 1-cpu pods) the 3-cpu node: `left` (2 cpu) fits nowhere.
+    /// Without their elastic pods (2 of `wide`, 1 of `gang`) it fits on the first node,
+    /// and `wide` gets its pods back on the 1 cpu left on each node.
+    #[test]
+    fn taking_off_elastic_pods_makes_room_for_a_left_out_group() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"3\"}}
+podGroups:
+  - {name: wide, priority: 10, policy: basic, tasks: [{name: w, count: 3, requests: {cpu: \"1\"}}]}
+  - {name: gang, priority: 10, policy: gang, tasks: [{name: w, count: 3, minCount: 2, requests: {cpu: \"1\"}}]}
+  - {name: left, priority: 0, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut a = Assignment::empty(&inst);
+        for (g, node) in [(0, 0), (1, 1)] {
+            a.pods[g] = vec![NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() }; 3];
+        }
+        assert_eq!(fill_unplaced(&cycle, &mut a.clone()), 0, "no room for `left` before");
+        assert_eq!(strip_elastic(&cycle, &mut a), 3);
+        assert_eq!((a.pods[0].len(), a.pods[1].len()), (1, 2), "each group keeps its minimum");
+        assert_eq!(fill_unplaced(&cycle, &mut a), 1);
+        let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
+        assert_eq!((nodes(0), nodes(1), nodes(2)), (vec![0, 0, 1], vec![1, 1], vec![0]));
+        let d = super::super::assemble::assemble(&cycle, &a, Status::Feasible, 1.0);
+        assert!(crate::check::check(&inst, &d).is_valid());
+    }
+
+    /// Pods on a node where the assignment evicts a victim stay, elastic or not: taking
+    /// them off could leave the eviction unneeded.
+    #[test]
+    fn elastic_pods_stay_where_a_victim_is_evicted() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"2\"}}
+  - {name: n2, allocatable: {cpu: \"2\"}}
+podGroups:
+  - {name: high, priority: 10, policy: basic, tasks: [{name: w, count: 4, requests: {cpu: \"1\"}}]}
+pods:
+  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        assert_eq!(cycle.victims.len(), 1);
+        let mut a = Assignment::empty(&inst);
+        let t = inst.groups[0].tasks[0];
+        a.pods[0] = [1, 0, 0, 1].map(|node| NewPod { task: t, node, devices: Default::default() }).to_vec();
+        a.evicted = vec![0];
+        // The two pods on n1 stay and hold the group's minimum: both on n2 go.
+        assert_eq!(strip_elastic(&cycle, &mut a), 2);
+        assert_eq!(a.pods[0].iter().map(|p| p.node).collect::<Vec<_>>(), vec![0, 0]);
     }
 
     /// On generated instances, from the greedy start with every other placed group taken

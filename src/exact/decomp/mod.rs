@@ -595,16 +595,27 @@ impl Search<'_, '_, '_> {
 /// The incumbent `x` with the groups its patterns leave out placed greedily on the room
 /// left ([`crate::engine::greedy::fill_unplaced`]), when that is a master solution better
 /// under the tiers: the patterns priced so far may lack the ones that room calls for.
+/// The fill is tried twice: on the room as it is, and with the placed groups' elastic
+/// pods taken off first ([`crate::engine::greedy::strip_elastic`]; they go back after),
+/// since a group placed weighs more than any number of extra pods.
 /// With `refill` (a term-1 level left open, the fragmentation scores, and the time the
 /// pass must stop by), that level's groups are then placed again ([`refill_open_level`]).
 fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<(i64, Option<&Fragmentation>, Instant)>) {
     let mut filled = decode(prob, m, x);
+    let mut lean = filled.clone();
     let more = crate::engine::greedy::fill_unplaced(prob.cycle, &mut filled);
     if more > 0 {
         take_if_better(prob, m, x, &filled);
     }
+    let stripped = crate::engine::greedy::strip_elastic(prob.cycle, &mut lean);
+    let lean_more = if stripped > 0 { crate::engine::greedy::fill_unplaced(prob.cycle, &mut lean) } else { 0 };
+    if lean_more > 0 {
+        // No repair for rule 6: pods on nodes with an eviction stayed, and `to_columns`
+        // checks it node by node (the repair's reading is stricter and unplaces groups).
+        take_if_better(prob, m, x, &lean);
+    }
     if prob.cycle.diag.debug {
-        eprintln!("fill: {more} more groups on the room left");
+        eprintln!("fill: {more} more groups on the room left, {lean_more} without {stripped} elastic pods");
     }
     if let Some((level, frag, until)) = refill {
         refill_open_level(prob, m, x, level, frag, until);
@@ -613,14 +624,16 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 
 /// The incumbent `x` with the groups of term-1 level `level` placed again
 /// ([`crate::engine::greedy::refill_level`]: least fragmenting where pods request devices,
-/// and first fit), when that is a master solution better under the tiers once repaired
-/// for rule 6 (a group that moved may leave an eviction unneeded).
+/// and first fit) on the room every placed group's minimum leaves (elastic pods taken off
+/// first, added back after), when that is a master solution better under the tiers once
+/// repaired for rule 6 (a group that moved may leave an eviction unneeded).
 fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>, until: Instant) {
-    let a = decode(prob, m, x);
+    let mut lean = decode(prob, m, x);
+    crate::engine::greedy::strip_elastic(prob.cycle, &mut lean);
     let before = m.value(Component::Placed(level), x);
     let picks = frag.map_or(vec![None], |f| vec![Some(f), None]);
     for pick in picks {
-        let mut again = a.clone();
+        let mut again = lean.clone();
         crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick, Some(until));
         take_if_better(prob, m, x, &repair_rule6(prob, m, again));
     }
