@@ -174,12 +174,26 @@ pub(crate) fn preempt_in_order(cycle: &Cycle) -> Run {
 /// uses it to re-place a set of groups with few evictions).
 /// With `elastic` false each group gets only the pods its minimums need.
 pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: bool) -> Run {
+    preempt_from(cycle, &Assignment::empty(cycle.inst), order, elastic)
+}
+
+/// The same algorithm starting from assignment `start`: its pods stay, its evicted units
+/// count as evicted and are offered back in each reprieve pass like the others, and the
+/// queue ledger starts with its groups. The groups of `order` should be ones `start`
+/// leaves out. (The exact solver's fill of a level left open, with evictions.)
+pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId], elastic: bool) -> Run {
     let inst = cycle.inst;
-    let mut states = cycle.nodes.clone();
-    let mut a = Assignment::empty(inst);
+    let mut states = greedy::states_after(cycle, start);
+    let mut a = start.clone();
     let mut unit_evicted = vec![false; cycle.victims.len()];
     // Per bound pod: evicted in this cycle.
     let mut pod_evicted = vec![false; inst.pods.len()];
+    for &u in &start.evicted {
+        unit_evicted[u] = true;
+        for &p in &cycle.victims[u].pods {
+            pod_evicted[p] = true;
+        }
+    }
     let mut run = Run {
         assignment: Assignment::empty(inst),
         notes: BTreeMap::new(),
@@ -188,7 +202,14 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
         evicted: 0,
         reprieved: 0,
     };
-    let mut ledger = quota::Ledger::new(cycle);
+    // What evictions free is never given back to the ledger (see below), so the start's
+    // groups are taken on a fresh one.
+    let mut ledger = quota::Ledger::new(cycle).map(|mut l| {
+        for &g in cycle.pending.iter().filter(|&&g| start.is_placed(g)) {
+            l.take(g, &start.pods[g]);
+        }
+        l
+    });
     for &g in order {
         let grp = &inst.groups[g];
         if let Some(&m) = grp.bound.iter().find(|&&m| pod_evicted[m]) {
@@ -297,4 +318,36 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
     run.evicted = a.evicted.len() as u64;
     run.assignment = a;
     run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kept` holds node n2 in the start; `late` (priority 10) fits nowhere without an
+    /// eviction, so it evicts `low` (priority 0) on n1. `kept` stays where it was, and
+    /// the decision passes the validator.
+    #[test]
+    fn a_run_from_a_start_keeps_its_pods_and_evicts_for_the_groups_left_out() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"2\"}}
+  - {name: n2, allocatable: {cpu: \"2\"}}
+podGroups:
+  - {name: kept, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+pods:
+  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut start = Assignment::empty(&inst);
+        start.pods[0] = vec![crate::engine::assignment::NewPod { task: inst.groups[0].tasks[0], node: 1, devices: Default::default() }];
+        let a = preempt_from(&cycle, &start, &[1], true).assignment;
+        let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
+        assert_eq!((nodes(0), nodes(1), a.evicted.clone()), (vec![1], vec![0], vec![0]));
+        assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
+        // From an empty start the same two groups need the one eviction too.
+        let b = preempt_in_given_order(&cycle, &[0, 1], true).assignment;
+        assert_eq!((b.pods.iter().filter(|p| !p.is_empty()).count(), b.evicted.clone()), (2, vec![0]));
+    }
 }

@@ -637,6 +637,29 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
         crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick, Some(until));
         take_if_better(prob, m, x, &repair_rule6(prob, m, again));
     }
+    // Then the level's groups still left out, with evictions as the Kubernetes-style
+    // baseline makes them (lower-priority victims removed, the group placed by first
+    // fit, the victims it does not need put back).
+    if !prob.cycle.victims.is_empty() && Instant::now() < until {
+        let mut start = decode(prob, m, x);
+        crate::engine::greedy::strip_elastic(prob.cycle, &mut start);
+        let left: Vec<GroupId> = crate::engine::greedy::ffd_order(prob.cycle)
+            .into_iter()
+            .filter(|&g| prob.cycle.inst.groups[g].rank == level && !start.is_placed(g))
+            .collect();
+        let began = Instant::now();
+        let mut run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
+        crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
+        let placed = left.iter().filter(|&&g| run.is_placed(g)).count();
+        take_if_better(prob, m, x, &repair_rule6(prob, m, run));
+        if prob.cycle.diag.debug {
+            eprintln!(
+                "refill placed@{level} with evictions: {placed} of {} left out placed in {} ms",
+                left.len(),
+                began.elapsed().as_millis()
+            );
+        }
+    }
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
     }
