@@ -626,7 +626,9 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// ([`crate::engine::greedy::refill_level`]: least fragmenting where pods request devices,
 /// and first fit) on the room every placed group's minimum leaves (elastic pods taken off
 /// first, added back after), when that is a master solution better under the tiers once
-/// repaired for rule 6 (a group that moved may leave an eviction unneeded).
+/// repaired for rule 6 (a group that moved may leave an eviction unneeded); then, in
+/// cycles with victims, the groups still left out with evictions
+/// ([`refill_with_evictions`]).
 fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>, until: Instant) {
     let mut lean = decode(prob, m, x);
     crate::engine::greedy::strip_elastic(prob.cycle, &mut lean);
@@ -637,31 +639,34 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
         crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick, Some(until));
         take_if_better(prob, m, x, &repair_rule6(prob, m, again));
     }
-    // Then the level's groups still left out, with evictions as the Kubernetes-style
-    // baseline makes them (lower-priority victims removed, the group placed by first
-    // fit, the victims it does not need put back).
     if !prob.cycle.victims.is_empty() && Instant::now() < until {
-        let mut start = decode(prob, m, x);
-        crate::engine::greedy::strip_elastic(prob.cycle, &mut start);
-        let left: Vec<GroupId> = crate::engine::greedy::ffd_order(prob.cycle)
-            .into_iter()
-            .filter(|&g| prob.cycle.inst.groups[g].rank == level && !start.is_placed(g))
-            .collect();
-        let began = Instant::now();
-        let mut run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
-        crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
-        let placed = left.iter().filter(|&&g| run.is_placed(g)).count();
-        take_if_better(prob, m, x, &repair_rule6(prob, m, run));
-        if prob.cycle.diag.debug {
-            eprintln!(
-                "refill placed@{level} with evictions: {placed} of {} left out placed in {} ms",
-                left.len(),
-                began.elapsed().as_millis()
-            );
-        }
+        refill_with_evictions(prob, m, x, level);
     }
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
+    }
+}
+
+/// The incumbent `x` with the groups of term-1 level `level` that it leaves out placed
+/// with evictions, as the Kubernetes-style baseline makes them (lower-priority victims
+/// removed, the group placed by first fit, the victims it does not need put back), from
+/// the incumbent without its elastic pods; kept when that is a master solution better
+/// under the tiers once repaired for rule 6. The refill evicts nothing, and in cycles with
+/// victims the groups it leaves out are often those that need room only evictions make.
+fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64) {
+    let mut start = decode(prob, m, x);
+    crate::engine::greedy::strip_elastic(prob.cycle, &mut start);
+    let left: Vec<GroupId> = crate::engine::greedy::ffd_order(prob.cycle)
+        .into_iter()
+        .filter(|&g| prob.cycle.inst.groups[g].rank == level && !start.is_placed(g))
+        .collect();
+    let began = Instant::now();
+    let mut run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
+    crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
+    let placed = left.iter().filter(|&&g| run.is_placed(g)).count();
+    take_if_better(prob, m, x, &repair_rule6(prob, m, run));
+    if prob.cycle.diag.debug {
+        eprintln!("refill placed@{level} with evictions: {placed} of {} left out placed in {} ms", left.len(), began.elapsed().as_millis());
     }
 }
 
