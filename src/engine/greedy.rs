@@ -495,11 +495,54 @@ pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&
     placed
 }
 
-/// Takes off the elastic pods of every placed group (pods beyond its minimum: each
-/// task's minimum, then the group's), except on nodes where `a` evicts a victim, so
-/// that a fill sees the room they hold: an extra pod weighs less than a group placed.
-/// Groups with slice tasks keep their pods. Returns how many pods it took off.
+/// Splits group `g`'s `pods`, in order of preference, into the pods that make its
+/// minimum and its elastic pods: every pod `always` marks, and each task's minimum (a
+/// gang's), in the order given; then, from the rest in order, up to the group's minimum.
+pub fn split_minimum(inst: &Instance, g: GroupId, pods: Vec<NewPod>, always: impl Fn(&NewPod) -> bool) -> (Vec<NewPod>, Vec<NewPod>) {
+    let grp = &inst.groups[g];
+    let (mut kept, mut rest) = (Vec::new(), Vec::new());
+    let mut per_task: std::collections::BTreeMap<TaskId, i64> = Default::default();
+    for p in pods {
+        let keep_min = if grp.policy == Policy::Gang { inst.tasks[p.task].min_count } else { 0 };
+        let have = per_task.entry(p.task).or_default();
+        if always(&p) || *have < keep_min {
+            *have += 1;
+            kept.push(p);
+        } else {
+            rest.push(p);
+        }
+    }
+    let extra = (inst.min_new_pods(g) - kept.len() as i64).max(0) as usize;
+    let elastic = rest.split_off(extra.min(rest.len()));
+    kept.extend(rest);
+    (kept, elastic)
+}
+
+/// Takes off the elastic pods of every placed group ([`split_minimum`]), except on nodes
+/// where `a` evicts a victim, so that a fill sees the room they hold: an extra pod weighs
+/// less than a group placed. Groups with slice tasks keep their pods. Returns how many
+/// pods it took off.
 pub fn strip_elastic(cycle: &Cycle, a: &mut Assignment) -> usize {
+    let inst = cycle.inst;
+    let evicting = evicting_nodes(cycle, a);
+    let mut taken = 0;
+    for g in 0..a.pods.len() {
+        let grp = &inst.groups[g];
+        if a.pods[g].is_empty() || grp.tasks.iter().any(|&t| inst.tasks[t].slice.is_some()) {
+            continue;
+        }
+        let mut pods = std::mem::take(&mut a.pods[g]);
+        // Pods on evicting nodes first: they all stay and count toward the minimums.
+        pods.sort_by_key(|p| !evicting[p.node]);
+        let (kept, elastic) = split_minimum(inst, g, pods, |p| evicting[p.node]);
+        a.pods[g] = kept;
+        taken += elastic.len();
+    }
+    taken
+}
+
+/// Per node: whether assignment `a` evicts a victim there.
+pub fn evicting_nodes(cycle: &Cycle, a: &Assignment) -> Vec<bool> {
     let inst = cycle.inst;
     let mut evicting = vec![false; inst.nodes.len()];
     for &u in &a.evicted {
@@ -507,45 +550,7 @@ pub fn strip_elastic(cycle: &Cycle, a: &mut Assignment) -> usize {
             evicting[inst.pods[p].node] = true;
         }
     }
-    let mut taken = 0;
-    for g in 0..a.pods.len() {
-        let grp = &inst.groups[g];
-        if a.pods[g].is_empty() || grp.tasks.iter().any(|&t| inst.tasks[t].slice.is_some()) {
-            continue;
-        }
-        // Pods that stay: on evicting nodes first, then each task's minimum, then the
-        // group's.
-        let mut keep: Vec<bool> = a.pods[g].iter().map(|p| evicting[p.node]).collect();
-        let mut per_task: std::collections::HashMap<TaskId, i64> = Default::default();
-        for (i, p) in a.pods[g].iter().enumerate() {
-            if keep[i] {
-                *per_task.entry(p.task).or_default() += 1;
-            }
-        }
-        let min_of = |t: TaskId| if grp.policy == Policy::Gang { inst.tasks[t].min_count } else { 0 };
-        for (i, p) in a.pods[g].iter().enumerate() {
-            let have = per_task.entry(p.task).or_default();
-            if !keep[i] && *have < min_of(p.task) {
-                keep[i] = true;
-                *have += 1;
-            }
-        }
-        let mut kept = keep.iter().filter(|&&k| k).count() as i64;
-        for k in keep.iter_mut() {
-            if kept >= inst.min_new_pods(g) {
-                break;
-            }
-            if !*k {
-                *k = true;
-                kept += 1;
-            }
-        }
-        let before = a.pods[g].len();
-        let mut it = keep.iter();
-        a.pods[g].retain(|_| *it.next().expect("one flag per pod"));
-        taken += before - a.pods[g].len();
-    }
-    taken
+    evicting
 }
 
 /// Adds elastic pods (up to each task's count) to the groups an assignment already

@@ -47,40 +47,15 @@ fn unapply(cycle: &Cycle, st: &mut NodeState, t: TaskId, p: &NewPod) {
 /// off first the pods on nodes where something is evicted.
 fn strip_elastic(cycle: &Cycle, a: &mut Assignment) {
     let inst = cycle.inst;
-    let mut evicted_on = vec![false; inst.nodes.len()];
-    for &u in &a.evicted {
-        for &p in &cycle.victims[u].pods {
-            evicted_on[inst.pods[p].node] = true;
-        }
-    }
+    let evicted_on = crate::engine::greedy::evicting_nodes(cycle, a);
     for &g in &cycle.pending {
         if !a.is_placed(g) || inst.groups[g].required.is_some() {
             continue;
         }
-        let grp = &inst.groups[g];
         let mut pods = std::mem::take(&mut a.pods[g]);
         // Pods on nodes with evictions last, so they are the ones dropped.
         pods.sort_by_key(|p| (evicted_on[p.node], p.node));
-        let mut kept: Vec<NewPod> = Vec::new();
-        let mut rest: Vec<NewPod> = Vec::new();
-        let mut per_task = vec![0i64; inst.tasks.len()];
-        for p in pods {
-            let t = p.task;
-            let keep_min = if grp.policy == Policy::Gang { inst.tasks[t].min_count } else { 0 };
-            if !movable(inst, t) || per_task[t] < keep_min {
-                per_task[t] += 1;
-                kept.push(p);
-            } else {
-                rest.push(p);
-            }
-        }
-        let need = inst.min_new_pods(g);
-        for p in rest {
-            if (kept.len() as i64) < need {
-                kept.push(p);
-            }
-        }
-        a.pods[g] = kept;
+        a.pods[g] = crate::engine::greedy::split_minimum(inst, g, pods, |p| !movable(inst, p.task)).0;
     }
 }
 
