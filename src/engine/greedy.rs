@@ -449,15 +449,20 @@ pub fn fill_unplaced(cycle: &Cycle, a: &mut Assignment) -> usize {
 
 /// Places `groups` in this order on the room assignment `a` leaves (its evictions
 /// included), each with its minimum pods, whole or not at all and within its queue's
-/// quota. Returns how many it placed.
+/// quota. A group with a running member that `a` evicts stays out (an evicted pod
+/// belongs to no placed group). Returns how many it placed.
 fn place_on_room_left(cycle: &Cycle, a: &mut Assignment, groups: Vec<GroupId>, pick: Pick, until: Option<Instant>) -> usize {
     let inst = cycle.inst;
     let mut states = states_after(cycle, a);
     let mut ledger = ledger::Ledger::after(cycle, a);
+    let evicted_own: Vec<GroupId> = a.evicted.iter().filter_map(|&u| cycle.victims[u].pending_group).collect();
     let mut placed = 0;
     for g in groups {
         if until.is_some_and(|t| Instant::now() >= t) {
             break;
+        }
+        if evicted_own.contains(&g) {
+            continue;
         }
         let Some((pods, dom)) = place_group_in(cycle, &mut states, g, pick, None, false) else { continue };
         if let Some(l) = ledger.as_mut() {
@@ -493,6 +498,152 @@ pub fn refill_level(cycle: &Cycle, a: &mut Assignment, rank: i64, frag: Option<&
     let placed = place_on_room_left(cycle, a, level, pick, until);
     fill_elastic(cycle, a);
     placed
+}
+
+/// Most node sets tried per left-out group by [`ruin_and_recreate`].
+const RUIN_TRIES: usize = 4;
+
+/// Most left-out groups one pass of [`ruin_and_recreate`] tries (a try on 1,024 nodes
+/// takes a few milliseconds).
+const RUIN_GROUPS: usize = 48;
+
+/// Places left-out groups of priority level `rank` by ruin and recreate: for each, in
+/// [`small_first_order`], the pending groups with pods on a few nodes are taken off
+/// wholly, the group is placed on the room left, and the groups taken off are placed
+/// again, largest first; the move is kept only when every one of them is placed again.
+/// The nodes are those where pods of the group's largest task fit once the pending pods
+/// there are off, fewest pending pods first, as many as its minimum pods need; each try
+/// starts one node further down that list. Nodes where `a` evicts, and groups with a
+/// pod on one, are left alone, so every eviction keeps the pods that need it; nothing
+/// more is evicted. Placement is by first fit, each group whole with its minimum pods
+/// and within queue quotas. Returns how many groups of the level it placed. A greedy
+/// fill only uses the room placed groups leave; a left-out gang often needs nodes that
+/// smaller groups share.
+pub fn ruin_and_recreate(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option<Instant>) -> usize {
+    let inst = cycle.inst;
+    let evicting = evicting_nodes(cycle, a);
+    let left: Vec<GroupId> = small_first_order(cycle).into_iter().filter(|&g| inst.groups[g].rank == rank && !a.is_placed(g)).collect();
+    let largest_first = ffd_order(cycle);
+    let mut placed = 0;
+    // Groups no try placed: one alike to them would fail the same tries.
+    let mut failed: Vec<GroupId> = Vec::new();
+    for g in left.into_iter().take(RUIN_GROUPS) {
+        if until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
+        if a.is_placed(g) || failed.iter().any(|&h| alike(cycle, g, h)) {
+            continue;
+        }
+        let Some(big) =
+            inst.groups[g].tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).max_by(|&x, &y| {
+                task_size(cycle, x).partial_cmp(&task_size(cycle, y)).unwrap_or(std::cmp::Ordering::Equal).then(y.cmp(&x))
+            })
+        else {
+            continue;
+        };
+        let cands = ruin_candidates(cycle, a, &evicting, big);
+        let need = inst.min_new_pods(g).max(1);
+        for first in 0..RUIN_TRIES.min(cands.len()) {
+            let mut nodes = Vec::new();
+            let mut room = 0;
+            for &(n, gain) in &cands[first..] {
+                if room >= need {
+                    break;
+                }
+                nodes.push(n);
+                room += gain;
+            }
+            if room < need {
+                break;
+            }
+            let ruined: Vec<GroupId> =
+                largest_first.iter().copied().filter(|&h| a.pods[h].iter().any(|p| nodes.contains(&p.node))).collect();
+            let mut trial = a.clone();
+            for &h in &ruined {
+                trial.pods[h].clear();
+                trial.domain[h] = None;
+            }
+            if place_on_room_left(cycle, &mut trial, vec![g], Pick::FirstFit(None), None) == 0 {
+                continue;
+            }
+            place_on_room_left(cycle, &mut trial, ruined, Pick::FirstFit(None), None);
+            let others: Vec<GroupId> =
+                largest_first.iter().copied().filter(|&h| inst.groups[h].rank >= rank && !trial.is_placed(h)).collect();
+            place_on_room_left(cycle, &mut trial, others, Pick::FirstFit(None), None);
+            if super::assignment::beats(inst, &cycle.victims, &trial, a) {
+                *a = trial;
+                placed += 1;
+                break;
+            }
+        }
+        if !a.is_placed(g) {
+            failed.push(g);
+        }
+    }
+    placed
+}
+
+/// Whether pending groups `g` and `h` ask for the same thing in the same place: level,
+/// queue, policy, minimum, topology, and per task its pods, minimum, requests and
+/// eligible nodes; neither has bound pods or sliced tasks.
+fn alike(cycle: &Cycle, g: GroupId, h: GroupId) -> bool {
+    let inst = cycle.inst;
+    let (x, y) = (&inst.groups[g], &inst.groups[h]);
+    let plain = |grp: &crate::model::Group| grp.bound.is_empty() && grp.tasks.iter().all(|&t| inst.tasks[t].slice.is_none());
+    plain(x)
+        && plain(y)
+        && (x.rank, x.queue_id, x.policy, x.min_count, x.required, x.preferred)
+            == (y.rank, y.queue_id, y.policy, y.min_count, y.required, y.preferred)
+        && x.tasks.len() == y.tasks.len()
+        && x.tasks.iter().zip(&y.tasks).all(|(&s, &t)| {
+            let (a, b) = (&inst.tasks[s], &inst.tasks[t]);
+            (a.count, a.min_count) == (b.count, b.min_count) && a.requests == b.requests && cycle.eligible[s] == cycle.eligible[t]
+        })
+}
+
+/// The nodes [`ruin_and_recreate`] may clear for a group whose largest task is `big`,
+/// each with how many pods of `big` it holds once cleared: eligible for it, no eviction
+/// there, some pending pod there and none of a group with a pod on a node with an
+/// eviction, room for a pod of `big` once the pending pods there are off; fewest pending
+/// pods first.
+fn ruin_candidates(cycle: &Cycle, a: &Assignment, evicting: &[bool], big: TaskId) -> Vec<(NodeId, i64)> {
+    let inst = cycle.inst;
+    let mut on_node: Vec<Vec<&NewPod>> = vec![Vec::new(); inst.nodes.len()];
+    let mut pinned = vec![false; inst.nodes.len()];
+    // Pods of the groups a node's clearing takes off (each group counted once a node).
+    let mut cost = vec![0usize; inst.nodes.len()];
+    for pods in &a.pods {
+        let stays = pods.iter().any(|p| evicting[p.node]);
+        let mut seen: Vec<NodeId> = Vec::new();
+        for p in pods {
+            on_node[p.node].push(p);
+            pinned[p.node] |= stays;
+            if !seen.contains(&p.node) {
+                seen.push(p.node);
+                cost[p.node] += pods.len();
+            }
+        }
+    }
+    let states = states_after(cycle, a);
+    let most = inst.tasks[big].count.max(1);
+    let mut cands: Vec<(usize, NodeId, i64)> = cycle.eligible[big]
+        .iter()
+        .copied()
+        .filter(|&n| !evicting[n] && !pinned[n] && !on_node[n].is_empty())
+        .filter_map(|n| {
+            let mut s = states[n].clone();
+            for p in &on_node[n] {
+                s.release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+            }
+            let mut holds = 0;
+            while holds < most && s.take(inst, &cycle.shared_ids, &inst.tasks[big].requests).is_some() {
+                holds += 1;
+            }
+            (holds > 0).then_some((cost[n], n, holds))
+        })
+        .collect();
+    cands.sort_unstable();
+    cands.into_iter().map(|(_, n, holds)| (n, holds)).collect()
 }
 
 /// Splits group `g`'s `pods`, in order of preference, into the pods that make its
@@ -692,6 +843,84 @@ podGroups:
             assert_eq!(strip_elastic(&cycle, &mut a), 0, "{name}: a second pass");
         }
         assert!(taken_in_all > 0, "no elastic pod taken off: the test proves nothing");
+    }
+
+    /// `a` (1 cpu) sits on n1 and `b` (1 cpu) on n2, two 4-cpu nodes: `whole` (4 cpu)
+    /// fits nowhere. Clearing n1 (one pod, the cheapest; n2 costs as much and comes later)
+    /// places `whole` there, and `a` goes back on n2 beside `b`.
+    #[test]
+    fn ruin_and_recreate_clears_a_node_for_a_left_out_group() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: a, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: b, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: whole, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"4\"}}]}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut a = Assignment::empty(&inst);
+        for (g, node) in [(0, 0), (1, 1)] {
+            a.pods[g].push(NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() });
+        }
+        assert_eq!(fill_unplaced(&cycle, &mut a.clone()), 0, "no room for `whole` as it is");
+        assert_eq!(ruin_and_recreate(&cycle, &mut a, inst.groups[2].rank, None), 1);
+        let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
+        assert_eq!((nodes(0), nodes(1), nodes(2)), (vec![1], vec![1], vec![0]));
+        let d = super::super::assemble::assemble(&cycle, &a, Status::Feasible, 1.0);
+        assert!(crate::check::check(&inst, &d).is_valid());
+    }
+
+    /// As above, but `a` (3 cpu) and `b` (3 cpu) each hold most of a node: clearing
+    /// either places `whole`, and the group taken off fits nowhere again. One group of
+    /// the level for another is no gain, so nothing changes.
+    #[test]
+    fn ruin_and_recreate_keeps_no_move_that_loses_a_group() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: a, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"3\"}}]}
+  - {name: b, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"3\"}}]}
+  - {name: whole, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"4\"}}]}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut a = Assignment::empty(&inst);
+        for (g, node) in [(0, 0), (1, 1)] {
+            a.pods[g].push(NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() });
+        }
+        let before = a.clone();
+        assert_eq!(ruin_and_recreate(&cycle, &mut a, inst.groups[2].rank, None), 0);
+        let at = |x: &Assignment| x.pods.iter().map(|ps| ps.iter().map(|p| (p.task, p.node)).collect::<Vec<_>>()).collect::<Vec<_>>();
+        assert_eq!(at(&a), at(&before));
+    }
+
+    /// `grow` has a running member on n1 and one pod pending; `high` holds 1 of n1's 3
+    /// cpu. With its member running, `grow`'s pending pod fits in the cpu left; with that
+    /// member evicted it may not be placed at all (an evicted pod belongs to no placed
+    /// group), though the eviction leaves more room.
+    #[test]
+    fn a_group_whose_member_is_evicted_stays_out() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"3\"}}
+podGroups:
+  - {name: high, priority: 10, policy: basic, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: grow, priority: 0, policy: basic, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+pods:
+  - {name: grow-0, node: n1, podGroup: grow, task: w, requests: {cpu: \"1\"}}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        assert_eq!(cycle.victims.len(), 1);
+        assert_eq!(cycle.victims[0].pending_group, Some(1));
+        let mut a = Assignment::empty(&inst);
+        a.pods[0] = vec![NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() }];
+        assert_eq!(fill_unplaced(&cycle, &mut a.clone()), 1, "with its member running, `grow` fits");
+        a.evicted = vec![0];
+        assert_eq!(fill_unplaced(&cycle, &mut a), 0);
+        assert!(!a.is_placed(1));
     }
 
     /// Pods on a node where the assignment evicts a victim stay, elastic or not: taking

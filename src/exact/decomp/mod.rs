@@ -642,6 +642,9 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
     if !prob.cycle.victims.is_empty() && Instant::now() < until {
         refill_with_evictions(prob, m, x, level);
     }
+    if Instant::now() < until {
+        ruin_and_recreate(prob, m, x, level, until);
+    }
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
     }
@@ -667,6 +670,30 @@ fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level
     take_if_better(prob, m, x, &repair_rule6(prob, m, run));
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level} with evictions: {placed} of {} left out placed in {} ms", left.len(), began.elapsed().as_millis());
+    }
+}
+
+/// The incumbent `x` with the groups of term-1 level `level` that it leaves out placed
+/// by ruin and recreate ([`crate::engine::greedy::ruin_and_recreate`]), from the
+/// incumbent without its elastic pods (added back after); kept when that is a master
+/// solution better under the tiers. No repair for rule 6 is needed: pods on nodes with
+/// an eviction stay where they are, and `to_columns` checks every node's pattern.
+fn ruin_and_recreate(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, until: Instant) {
+    let mut start = decode(prob, m, x);
+    crate::engine::greedy::strip_elastic(prob.cycle, &mut start);
+    let began = Instant::now();
+    let placed = crate::engine::greedy::ruin_and_recreate(prob.cycle, &mut start, level, Some(until));
+    let before = m.value(Component::Placed(level), x);
+    if placed > 0 {
+        crate::engine::greedy::fill_elastic(prob.cycle, &mut start);
+        take_if_better(prob, m, x, &start);
+    }
+    if prob.cycle.diag.debug {
+        eprintln!(
+            "ruin and recreate placed@{level}: {placed} moves in {} ms, {before} -> {}",
+            began.elapsed().as_millis(),
+            m.value(Component::Placed(level), x)
+        );
     }
 }
 
