@@ -845,25 +845,39 @@ podGroups:
         assert!(taken_in_all > 0, "no elastic pod taken off: the test proves nothing");
     }
 
+    /// Two 4-cpu nodes, groups `a` and `b` of `cpu` cpu each and `whole` of 4 cpu, all
+    /// at one level.
+    fn two_nodes_for_whole(cpu: &str) -> Instance {
+        let yaml = format!(
+            "nodes:
+  - {{name: n1, allocatable: {{cpu: \"4\"}}}}
+  - {{name: n2, allocatable: {{cpu: \"4\"}}}}
+podGroups:
+  - {{name: a, priority: 5, tasks: [{{name: w, count: 1, requests: {{cpu: \"{cpu}\"}}}}]}}
+  - {{name: b, priority: 5, tasks: [{{name: w, count: 1, requests: {{cpu: \"{cpu}\"}}}}]}}
+  - {{name: whole, priority: 5, tasks: [{{name: w, count: 1, requests: {{cpu: \"4\"}}}}]}}
+"
+        );
+        Instance::from_text(&yaml).unwrap()
+    }
+
+    /// `a` on n1, `b` on n2, `whole` left out.
+    fn a_on_n1_b_on_n2(inst: &Instance) -> Assignment {
+        let mut a = Assignment::empty(inst);
+        for (g, node) in [(0, 0), (1, 1)] {
+            a.pods[g].push(NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() });
+        }
+        a
+    }
+
     /// `a` (1 cpu) sits on n1 and `b` (1 cpu) on n2, two 4-cpu nodes: `whole` (4 cpu)
     /// fits nowhere. Clearing n1 (one pod, the cheapest; n2 costs as much and comes later)
     /// places `whole` there, and `a` goes back on n2 beside `b`.
     #[test]
     fn ruin_and_recreate_clears_a_node_for_a_left_out_group() {
-        let yaml = "nodes:
-  - {name: n1, allocatable: {cpu: \"4\"}}
-  - {name: n2, allocatable: {cpu: \"4\"}}
-podGroups:
-  - {name: a, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
-  - {name: b, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
-  - {name: whole, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"4\"}}]}
-";
-        let inst = Instance::from_text(yaml).unwrap();
+        let inst = two_nodes_for_whole("1");
         let cycle = Cycle::new(&inst);
-        let mut a = Assignment::empty(&inst);
-        for (g, node) in [(0, 0), (1, 1)] {
-            a.pods[g].push(NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() });
-        }
+        let mut a = a_on_n1_b_on_n2(&inst);
         assert_eq!(fill_unplaced(&cycle, &mut a.clone()), 0, "no room for `whole` as it is");
         assert_eq!(ruin_and_recreate(&cycle, &mut a, inst.groups[2].rank, None), 1);
         let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
@@ -877,20 +891,9 @@ podGroups:
     /// the level for another is no gain, so nothing changes.
     #[test]
     fn ruin_and_recreate_keeps_no_move_that_loses_a_group() {
-        let yaml = "nodes:
-  - {name: n1, allocatable: {cpu: \"4\"}}
-  - {name: n2, allocatable: {cpu: \"4\"}}
-podGroups:
-  - {name: a, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"3\"}}]}
-  - {name: b, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"3\"}}]}
-  - {name: whole, priority: 5, tasks: [{name: w, count: 1, requests: {cpu: \"4\"}}]}
-";
-        let inst = Instance::from_text(yaml).unwrap();
+        let inst = two_nodes_for_whole("3");
         let cycle = Cycle::new(&inst);
-        let mut a = Assignment::empty(&inst);
-        for (g, node) in [(0, 0), (1, 1)] {
-            a.pods[g].push(NewPod { task: inst.groups[g].tasks[0], node, devices: Default::default() });
-        }
+        let mut a = a_on_n1_b_on_n2(&inst);
         let before = a.clone();
         assert_eq!(ruin_and_recreate(&cycle, &mut a, inst.groups[2].rank, None), 0);
         let at = |x: &Assignment| x.pods.iter().map(|ps| ps.iter().map(|p| (p.task, p.node)).collect::<Vec<_>>()).collect::<Vec<_>>();
