@@ -252,6 +252,14 @@ fn place_group_ranked(
     place_group_in(cycle, states, g, pick, None, elastic)
 }
 
+/// Group `g`'s tasks with pods pending, largest first ([`task_size`]), ties by task id.
+fn tasks_largest_first(cycle: &Cycle, g: GroupId) -> Vec<TaskId> {
+    let inst = cycle.inst;
+    let mut tasks: Vec<TaskId> = inst.groups[g].tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
+    tasks.sort_by(|&a, &b| task_size(cycle, b).partial_cmp(&task_size(cycle, a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+    tasks
+}
+
 /// [`place_group_ranked`] trying only domain `only` of the required level when given.
 fn place_group_in(
     cycle: &Cycle,
@@ -263,8 +271,7 @@ fn place_group_in(
 ) -> Option<(Vec<NewPod>, Option<usize>)> {
     let inst = cycle.inst;
     let grp = &inst.groups[g];
-    let mut tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
-    tasks.sort_by(|&a, &b| task_size(cycle, b).partial_cmp(&task_size(cycle, a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+    let tasks = tasks_largest_first(cycle, g);
     let candidates: Vec<Option<usize>> = match (grp.required, only) {
         // One given domain (a bound member elsewhere makes its nodes ineligible anyway).
         (Some(_), Some(d)) => vec![Some(d)],
@@ -510,7 +517,8 @@ const RUIN_GROUPS: usize = 48;
 /// Places left-out groups of priority level `rank` by ruin and recreate: for each, in
 /// [`small_first_order`], the pending groups with pods on a few nodes are taken off
 /// wholly, the group is placed on the room left, and the groups taken off are placed
-/// again, largest first; the move is kept only when every one of them is placed again.
+/// again, largest first, then any other left-out group of the level or above; the move
+/// is kept only when the result beats `a` under terms 1-3.
 /// The nodes are those where pods of the group's largest task fit once the pending pods
 /// there are off, fewest pending pods first, as many as its minimum pods need; each try
 /// starts one node further down that list. Nodes where `a` evicts, and groups with a
@@ -534,13 +542,7 @@ pub fn ruin_and_recreate(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Op
         if a.is_placed(g) || failed.iter().any(|&h| alike(cycle, g, h)) {
             continue;
         }
-        let Some(big) =
-            inst.groups[g].tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).max_by(|&x, &y| {
-                task_size(cycle, x).partial_cmp(&task_size(cycle, y)).unwrap_or(std::cmp::Ordering::Equal).then(y.cmp(&x))
-            })
-        else {
-            continue;
-        };
+        let Some(&big) = tasks_largest_first(cycle, g).first() else { continue };
         let cands = ruin_candidates(cycle, a, &evicting, big);
         let need = inst.min_new_pods(g).max(1);
         for first in 0..RUIN_TRIES.min(cands.len()) {
