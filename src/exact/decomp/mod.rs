@@ -630,8 +630,7 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// cycles with victims, the groups still left out with evictions
 /// ([`refill_with_evictions`]).
 fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>, until: Instant) {
-    let mut lean = decode(prob, m, x);
-    crate::engine::greedy::strip_elastic(prob.cycle, &mut lean);
+    let lean = lean_incumbent(prob, m, x);
     let before = m.value(Component::Placed(level), x);
     let picks = frag.map_or(vec![None], |f| vec![Some(f), None]);
     for pick in picks {
@@ -657,8 +656,7 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
 /// under the tiers once repaired for rule 6. The refill evicts nothing, and in cycles with
 /// victims the groups it leaves out are often those that need room only evictions make.
 fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64) {
-    let mut start = decode(prob, m, x);
-    crate::engine::greedy::strip_elastic(prob.cycle, &mut start);
+    let start = lean_incumbent(prob, m, x);
     let left: Vec<GroupId> = crate::engine::greedy::ffd_order(prob.cycle)
         .into_iter()
         .filter(|&g| prob.cycle.inst.groups[g].rank == level && !start.is_placed(g))
@@ -679,8 +677,7 @@ fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level
 /// solution better under the tiers. No repair for rule 6 is needed: pods on nodes with
 /// an eviction stay where they are, and `to_columns` checks every node's pattern.
 fn ruin_and_recreate(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, until: Instant) {
-    let mut start = decode(prob, m, x);
-    crate::engine::greedy::strip_elastic(prob.cycle, &mut start);
+    let mut start = lean_incumbent(prob, m, x);
     let began = Instant::now();
     let placed = crate::engine::greedy::ruin_and_recreate(prob.cycle, &mut start, level, Some(until));
     let before = m.value(Component::Placed(level), x);
@@ -695,6 +692,14 @@ fn ruin_and_recreate(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
             m.value(Component::Placed(level), x)
         );
     }
+}
+
+/// The incumbent `x` decoded, without its elastic pods: what the refills start from, so
+/// that every placed group holds only its minimum.
+fn lean_incumbent(prob: &Problem, m: &Master, x: &[f64]) -> Assignment {
+    let mut lean = decode(prob, m, x);
+    crate::engine::greedy::strip_elastic(prob.cycle, &mut lean);
+    lean
 }
 
 /// Replaces the incumbent `x` by assignment `a` when that is a master solution better
