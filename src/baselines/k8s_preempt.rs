@@ -308,11 +308,18 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
     }
     // Rule 6: a later group may have used room an earlier group's eviction freed without
     // being allowed to evict that victim itself (Kubernetes prevents this by nominating
-    // the room for the preemptor); such inversions are undone here.
+    // the room for the preemptor); such inversions are undone here. The start's groups
+    // stay placed where a group of `order` can go instead: a group of the start that may
+    // not evict a victim can sit where a later preemptor's victims left room.
     let placed_before: Vec<GroupId> = order.iter().copied().filter(|&g| a.is_placed(g)).collect();
-    crate::engine::needed::enforce(cycle, &mut a);
+    let instead = crate::engine::needed::enforce(cycle, &mut a, &|g| start.is_placed(g));
     for g in placed_before.into_iter().filter(|&g| !a.is_placed(g)) {
-        run.notes.insert(g, "it fitted only in room freed by evicting pods it may not evict itself (rule 6), so it was taken out".into());
+        let note = if instead.contains(&g) {
+            "its evictions left room that a group placed before it, not allowed to evict those pods, came to use (rule 6), so it was taken out"
+        } else {
+            "it fitted only in room freed by evicting pods it may not evict itself (rule 6), so it was taken out"
+        };
+        run.notes.insert(g, note.into());
     }
     a.evicted.sort_unstable();
     run.evicted = a.evicted.len() as u64;
@@ -349,5 +356,35 @@ pods:
         // From an empty start the same two groups need the one eviction too.
         let b = preempt_in_given_order(&cycle, &[0, 1], true).assignment;
         assert_eq!((b.pods.iter().filter(|p| !p.is_empty()).count(), b.evicted.clone()), (2, vec![0]));
+    }
+
+    /// `never` (priority 100, `preemptionPolicy: Never`) holds 1 of n1's 2 free cpus in the
+    /// start. `late` (priority 10) needs 2: it evicts `low`, takes n1's room, and `low`
+    /// does not fit back (1 + 2 + 2 > 4). That eviction is needed only with `never`'s pod
+    /// there (`late` and `low` alone fit: 2 + 2 = 4), a priority inversion; the start's
+    /// group stays and `late` goes, after which `low` fits back (1 + 2 = 3).
+    #[test]
+    fn a_run_from_a_start_takes_out_its_own_group_rather_than_the_start_s() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: never, priority: 100, preemptionPolicy: Never, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+pods:
+  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut start = Assignment::empty(&inst);
+        start.pods[0] = vec![crate::engine::assignment::NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() }];
+        let run = preempt_from(&cycle, &start, &[1], true);
+        let a = &run.assignment;
+        assert_eq!((a.is_placed(0), a.is_placed(1), a.evicted.clone()), (true, false, vec![]));
+        assert!(run.notes[&1].contains("not allowed to evict"), "{:?}", run.notes);
+        assert!(crate::check::check(&inst, &assemble(&cycle, a, Status::Feasible, f64::NAN)).is_valid());
+        // With nothing to keep (the baseline from an empty start, `never` first), rule 6
+        // takes out the group that may not evict `low`, as before.
+        let b = preempt_in_given_order(&cycle, &[0, 1], true).assignment;
+        assert_eq!((b.is_placed(0), b.is_placed(1), b.evicted.clone()), (false, true, vec![]));
     }
 }

@@ -16,28 +16,44 @@ use std::collections::BTreeSet;
 
 /// Leaves only needed evictions in `a` (see the module documentation). Groups are taken
 /// out lowest rank first, then latest first; units are examined most important first.
-pub fn enforce(cycle: &Cycle, a: &mut Assignment) {
+///
+/// The groups `kept` stay placed where they can: when only kept groups use the room of
+/// an unneeded eviction (a group placed before, which may not evict the unit, sitting
+/// where later victims left room), the placed groups that are not kept and have pods on
+/// the unit's nodes are taken out instead, lowest rank first, until the unit fits back. A
+/// search that adds groups to a valid assignment keeps what it started from this way,
+/// rather than losing an earlier group, possibly of higher priority, to rule 6. Returns
+/// the groups taken out this way.
+pub fn enforce(cycle: &Cycle, a: &mut Assignment, kept: &dyn Fn(GroupId) -> bool) -> Vec<GroupId> {
+    let mut instead = Vec::new();
     if a.evicted.is_empty() {
-        return;
+        return instead;
     }
     let need = NeedTest::new(cycle);
     loop {
         let mut order = a.evicted.clone();
         order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
         let Some(u) = order.into_iter().find(|&u| !need.is_needed(a, u)) else {
-            return;
+            return instead;
         };
         if !breaks(cycle, &need.on, a, u, &|g| a.is_placed(g)) {
             a.evicted.retain(|&v| v != u);
             continue;
         }
-        match room_taker(cycle, a, u) {
+        let taker = room_taker(cycle, a, u, &|g| !cycle.may_preempt(g, u) && !kept(g)).or_else(|| {
+            // Only kept groups use the room: a group not kept with pods there goes instead.
+            let held = room_taker(cycle, a, u, &|g| !cycle.may_preempt(g, u))?;
+            let other = room_taker(cycle, a, u, &|g| !kept(g));
+            instead.extend(other);
+            Some(other.unwrap_or(held))
+        });
+        match taker {
             Some(g) => {
                 a.pods[g].clear();
                 a.domain[g] = None;
             }
             // Unreachable: without a group set aside, "not needed" means it fits back.
-            None => return,
+            None => return instead,
         }
     }
 }
@@ -183,10 +199,10 @@ fn queue_breaks(cycle: &Cycle, a: &Assignment, u: usize, keep: &[bool], counted:
     false
 }
 
-/// The group to take out so that `u` can come back: a placed group that may not evict it
-/// and uses its room (a new pod on one of its nodes, or one in a queue on its path);
-/// lowest rank first, then the latest in input order.
-fn room_taker(cycle: &Cycle, a: &Assignment, u: usize) -> Option<GroupId> {
+/// The group to take out so that `u` can come back: a placed group among `eligible` that
+/// uses its room (a new pod on one of its nodes, or one in a queue on its path); lowest
+/// rank first, then the latest in input order.
+fn room_taker(cycle: &Cycle, a: &Assignment, u: usize, eligible: &dyn Fn(GroupId) -> bool) -> Option<GroupId> {
     let inst = cycle.inst;
     let nodes: BTreeSet<NodeId> = cycle.victims[u].pods.iter().map(|&p| inst.pods[p].node).collect();
     let path: Vec<usize> = cycle.victims[u]
@@ -202,7 +218,7 @@ fn room_taker(cycle: &Cycle, a: &Assignment, u: usize) -> Option<GroupId> {
         .pending
         .iter()
         .copied()
-        .filter(|&g| a.is_placed(g) && !cycle.may_preempt(g, u))
+        .filter(|&g| a.is_placed(g) && eligible(g))
         .filter(|&g| a.pods[g].iter().any(|p| nodes.contains(&p.node)) || in_path(g))
         .min_by_key(|&g| (inst.groups[g].rank, std::cmp::Reverse(inst.groups[g].order)))
 }

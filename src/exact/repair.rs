@@ -564,7 +564,7 @@ options: {preemption: true}
             let inst = Instance::from_doc(&doc).expect("generated instances are valid");
             let cycle = Cycle::new(&inst);
             let mut a = crate::baselines::k8s_preempt::preempt_in_order(&cycle).assignment;
-            crate::engine::needed::enforce(&cycle, &mut a);
+            crate::engine::needed::enforce(&cycle, &mut a, &|_| false);
             let b = reduce_evictions(&cycle, &a);
             let name = format!("{class} s{seed}");
             assert!(cycle.pending.iter().all(|&g| a.is_placed(g) == b.is_placed(g)), "{name}: the placed groups changed");

@@ -344,7 +344,7 @@ fn k8s_start(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, say: &Say) -> (As
     let t_k8s = Instant::now();
     let raw = crate::baselines::k8s_preempt::preempt_in_order(prob.cycle).assignment;
     let k8s_ms = t_k8s.elapsed().as_millis();
-    let k8s = repair_rule6(prob, m, raw.clone());
+    let k8s = repair_rule6(prob, m, raw.clone(), &Assignment::empty(prob.cycle.inst));
     say(format_args!("k8s-preempt start {k8s_ms} ms, repaired for rule 6 in {} ms", t_k8s.elapsed().as_millis() - k8s_ms));
     let taken = match to_columns(prob, m, &k8s) {
         Some(kx) if better(m, prob, &kx, x) => {
@@ -636,7 +636,7 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
     for pick in picks {
         let mut again = lean.clone();
         crate::engine::greedy::refill_level(prob.cycle, &mut again, level, pick, Some(until));
-        take_if_better(prob, m, x, &repair_rule6(prob, m, again));
+        take_if_better(prob, m, x, &repair_rule6(prob, m, again, &lean));
     }
     if !prob.cycle.victims.is_empty() && Instant::now() < until {
         refill_with_evictions(prob, m, x, level);
@@ -665,7 +665,7 @@ fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level
     let mut run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
     crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
     let placed = left.iter().filter(|&&g| run.is_placed(g)).count();
-    take_if_better(prob, m, x, &repair_rule6(prob, m, run));
+    take_if_better(prob, m, x, &repair_rule6(prob, m, run, &start));
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level} with evictions: {placed} of {} left out placed in {} ms", left.len(), began.elapsed().as_millis());
     }
@@ -1253,7 +1253,9 @@ fn bounds_of(inst: &Instance, outcomes: &[TierOutcome]) -> Bounds {
 /// back if everything still fits, else the lowest placed group that may not evict it and
 /// has pods on its nodes is unplaced; until every eviction is needed. For warm starts
 /// built under a weaker reading (the Kubernetes-style baseline reprieves per group).
-fn repair_rule6(p: &Problem, m: &Master, mut a: Assignment) -> Assignment {
+/// Groups placed in `kept` (what a refill started from) go last: before one of them, a
+/// group it does not hold with pods on those nodes is unplaced.
+fn repair_rule6(p: &Problem, m: &Master, mut a: Assignment, kept: &Assignment) -> Assignment {
     let cycle = p.cycle;
     let inst = cycle.inst;
     let mut tc_of: BTreeMap<TaskId, usize> = BTreeMap::new();
@@ -1362,7 +1364,11 @@ fn repair_rule6(p: &Problem, m: &Master, mut a: Assignment) -> Assignment {
         a.evicted.sort_unstable();
         let on: Vec<GroupId> =
             unit_nodes.iter().flat_map(|n| groups_on.get(n).into_iter().flatten().copied()).filter(|&g| a.is_placed(g)).collect();
-        let victim = lowest(&mut on.iter().copied().filter(|&g| !cycle.may_preempt(g, u))).or_else(|| lowest(&mut on.iter().copied()));
+        let fresh = |g: &GroupId| !kept.is_placed(*g);
+        let victim = lowest(&mut on.iter().copied().filter(|&g| !cycle.may_preempt(g, u) && fresh(&g)))
+            .or_else(|| lowest(&mut on.iter().copied().filter(fresh)))
+            .or_else(|| lowest(&mut on.iter().copied().filter(|&g| !cycle.may_preempt(g, u))))
+            .or_else(|| lowest(&mut on.iter().copied()));
         match victim {
             Some(g) => unplace(g, &mut a, &mut pods_on, &mut dirty),
             None => break,
@@ -1775,6 +1781,36 @@ mod tests {
         });
         assert!(improved * 2 >= searched, "the support MIP improved {improved} of {searched} starts");
         eprintln!("the support MIP improved {improved} of {searched} starts");
+    }
+
+    /// `never` (priority 100, `preemptionPolicy: Never`, 1 cpu) and `late` (priority 10,
+    /// 2 cpu) on n1 (4 cpu) with `low` (priority 0, 2 cpu) evicted: `late` and `low` fit
+    /// together (2 + 2 = 4), so the eviction is needed only with `never` there. Kept from a
+    /// start that holds `never`, the repair takes `late` out (`low` then fits back beside
+    /// `never`: 1 + 2 = 3); from nothing, it takes out `never`, which may not evict `low`.
+    #[test]
+    fn the_rule6_repair_keeps_the_groups_it_started_from() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: never, priority: 100, preemptionPolicy: Never, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+pods:
+  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let prob = Problem::new(&cycle);
+        let m = Master::new(&prob, HighsSwitches::default());
+        let on_n1 = |g: usize| vec![NewPod { task: inst.groups[g].tasks[0], node: 0, devices: Default::default() }];
+        let mut start = Assignment::empty(&inst);
+        start.pods[0] = on_n1(0);
+        let mut both = start.clone();
+        both.pods[1] = on_n1(1);
+        both.evicted = vec![0];
+        let placed = |a: &Assignment| (a.is_placed(0), a.is_placed(1), a.evicted.clone());
+        assert_eq!(placed(&repair_rule6(&prob, &m, both.clone(), &start)), (true, false, vec![]));
+        assert_eq!(placed(&repair_rule6(&prob, &m, both, &Assignment::empty(&inst))), (false, true, vec![]));
     }
 
     #[test]
