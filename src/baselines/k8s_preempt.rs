@@ -38,6 +38,12 @@
 //! are evicted by an earlier (higher-priority) group is not placed afterwards (rule 6:
 //! victims belong to no placed group).
 //!
+//! From a start (`preempt_from`, the exact solver's refill of a level with evictions) the
+//! start's groups are kept: a preemptor whose eviction would be needed only because a
+//! start group that may not make it sits beside the victim is placed again with that
+//! node closed, and the end's rule-6 repair takes out the run's own groups before the
+//! start's. Neither is upstream behaviour, and neither applies from an empty start.
+//!
 //! Deterministic: every choice follows input order; no hashing, no threads.
 
 use crate::engine::assemble::assemble;
@@ -48,7 +54,7 @@ use crate::engine::{greedy, Solver};
 use crate::model::*;
 use crate::options::Options;
 use crate::wire::decision::{Decision, Status};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub struct K8sPreemption;
 
@@ -204,6 +210,9 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
     };
     // What evictions free is never given back to the ledger (see below), so the start's
     // groups are taken on a fresh one.
+    // A run from a start keeps the start's groups (see [`avoid_inversions`]).
+    let keeps_start = cycle.pending.iter().any(|&g| start.is_placed(g));
+    let need = crate::engine::needed::NeedTest::new(cycle);
     let mut ledger = quota::Ledger::new(cycle).map(|mut l| {
         for &g in cycle.pending.iter().filter(|&&g| start.is_placed(g)) {
             l.take(g, &start.pods[g]);
@@ -256,42 +265,17 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
             continue;
         }
         run.attempts += 1;
-        let saved = states.clone();
-        for &u in &cands {
-            for &p in &cycle.victims[u].pods {
-                release(cycle, &mut states[inst.pods[p].node], p);
-            }
-        }
-        let Some((pods, dom)) = greedy::place_group_with(cycle, &mut states, g, elastic) else {
-            states = saved;
+        let pre = keeps_start.then(|| Snapshot::of(&states, &a, &unit_evicted, &pod_evicted, run.reprieved));
+        let mut marks = Marks { unit: &mut unit_evicted, pod: &mut pod_evicted };
+        if !evict_and_place(cycle, &mut states, &mut a, &mut marks, g, &cands, &BTreeSet::new(), elastic, &mut run) {
             run.notes.insert(
                 g,
                 format!("first fit finds no room even with all {} lower-priority victim unit(s) of the cluster removed", cands.len()),
             );
             continue;
-        };
-        a.pods[g] = pods;
-        a.domain[g] = dom;
-        // 3. Reprieve: most important victims first, each back if it fits. Units evicted
-        //    for earlier groups take part too: the capacity this group's victims free
-        //    may be more than it uses, and an eviction must not outlive its need.
-        let mut order = cands;
-        order.extend(std::mem::take(&mut a.evicted));
-        order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
-        for u in order {
-            if restore_unit(cycle, &mut states, &cycle.victims[u].pods) {
-                unit_evicted[u] = false;
-                for &p in &cycle.victims[u].pods {
-                    pod_evicted[p] = false;
-                }
-                run.reprieved += 1;
-            } else {
-                unit_evicted[u] = true;
-                for &p in &cycle.victims[u].pods {
-                    pod_evicted[p] = true;
-                }
-                a.evicted.push(u);
-            }
+        }
+        if let Some(pre) = pre {
+            avoid_inversions(cycle, &need, start, &pre, &mut states, &mut a, &mut marks, g, &cands, elastic, &mut run);
         }
         // Queues: the group's pods within quota, and (YuniKorn's model) no queue taken
         // below its guarantee; otherwise this group's attempt is undone whole.
@@ -327,6 +311,158 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
     run
 }
 
+/// Per victim unit and per bound pod: evicted in this run.
+struct Marks<'m> {
+    unit: &'m mut Vec<bool>,
+    pod: &'m mut Vec<bool>,
+}
+
+impl Marks<'_> {
+    fn set(&mut self, cycle: &Cycle, u: usize, evicted: bool) {
+        self.unit[u] = evicted;
+        for &p in &cycle.victims[u].pods {
+            self.pod[p] = evicted;
+        }
+    }
+}
+
+/// What a run holds before a group's attempt: node states, evicted units, the marks and
+/// the count of reprieves.
+struct Snapshot {
+    states: Vec<NodeState>,
+    evicted: Vec<usize>,
+    unit: Vec<bool>,
+    pod: Vec<bool>,
+    reprieved: u64,
+}
+
+impl Snapshot {
+    fn of(states: &[NodeState], a: &Assignment, unit: &[bool], pod: &[bool], reprieved: u64) -> Snapshot {
+        Snapshot { states: states.to_vec(), evicted: a.evicted.clone(), unit: unit.to_vec(), pod: pod.to_vec(), reprieved }
+    }
+
+    /// Back to this snapshot, group `g` unplaced.
+    fn restore(&self, states: &mut Vec<NodeState>, a: &mut Assignment, marks: &mut Marks, g: GroupId, run: &mut Run) {
+        states.clone_from(&self.states);
+        a.evicted.clone_from(&self.evicted);
+        marks.unit.clone_from(&self.unit);
+        marks.pod.clone_from(&self.pod);
+        run.reprieved = self.reprieved;
+        a.pods[g].clear();
+        a.domain[g] = None;
+    }
+}
+
+/// Steps 2 and 3 for group `g`: the victim units `cands` removed, first fit with the
+/// nodes `banned` closed, then the reprieve. False, with nothing changed, if it does not
+/// fit.
+#[allow(clippy::too_many_arguments)]
+fn evict_and_place(
+    cycle: &Cycle,
+    states: &mut Vec<NodeState>,
+    a: &mut Assignment,
+    marks: &mut Marks,
+    g: GroupId,
+    cands: &[usize],
+    banned: &BTreeSet<NodeId>,
+    elastic: bool,
+    run: &mut Run,
+) -> bool {
+    let inst = cycle.inst;
+    let saved = states.clone();
+    for &u in cands {
+        for &p in &cycle.victims[u].pods {
+            release(cycle, &mut states[inst.pods[p].node], p);
+        }
+    }
+    // A closed node takes no pod: every capacity below any request.
+    for &n in banned {
+        for r in 0..inst.resources.len() {
+            states[n].free[r] = -1;
+        }
+    }
+    let fit = greedy::place_group_with(cycle, states, g, elastic);
+    for &n in banned {
+        states[n] = saved[n].clone();
+        for &u in cands {
+            for &p in cycle.victims[u].pods.iter().filter(|&&p| inst.pods[p].node == n) {
+                release(cycle, &mut states[n], p);
+            }
+        }
+    }
+    let Some((pods, dom)) = fit else {
+        *states = saved;
+        return false;
+    };
+    a.pods[g] = pods;
+    a.domain[g] = dom;
+    // 3. Reprieve: most important victims first, each back if it fits. Units evicted
+    //    for earlier groups take part too: the capacity this group's victims free
+    //    may be more than it uses, and an eviction must not outlive its need.
+    let mut order = cands.to_vec();
+    order.extend(std::mem::take(&mut a.evicted));
+    order.sort_by_key(|&u| (std::cmp::Reverse(cycle.victims[u].priority), u));
+    for u in order {
+        if restore_unit(cycle, states, &cycle.victims[u].pods) {
+            marks.set(cycle, u, false);
+            run.reprieved += 1;
+        } else {
+            marks.set(cycle, u, true);
+            a.evicted.push(u);
+        }
+    }
+    true
+}
+
+/// How many times a preemptor of a run from a start is placed again, away from the
+/// nodes of the evictions it inverted.
+const INVERSION_RETRIES: usize = 3;
+
+/// In a run from a start: when group `g`, just placed, leaves an eviction that is needed
+/// only because a start group that may not make it sits on the victim's node (it took the
+/// room next to that group), `g` is placed again with those nodes closed, up to
+/// [`INVERSION_RETRIES`] times; if it then fits nowhere, the last placement that fitted
+/// stays. Rule 6 would otherwise take out `g` at the end of the run (the start's groups
+/// are kept), and the room elsewhere would go unused. Not upstream behaviour: the
+/// baseline from an empty start never comes here.
+#[allow(clippy::too_many_arguments)]
+fn avoid_inversions(
+    cycle: &Cycle,
+    need: &crate::engine::needed::NeedTest,
+    start: &Assignment,
+    pre: &Snapshot,
+    states: &mut Vec<NodeState>,
+    a: &mut Assignment,
+    marks: &mut Marks,
+    g: GroupId,
+    cands: &[usize],
+    elastic: bool,
+    run: &mut Run,
+) {
+    let inst = cycle.inst;
+    let kept = |h: GroupId| start.is_placed(h);
+    let mut banned: BTreeSet<NodeId> = BTreeSet::new();
+    for _ in 0..INVERSION_RETRIES {
+        let mine: BTreeSet<NodeId> = a.pods[g].iter().map(|p| p.node).collect();
+        let near = |u: &usize| cycle.victims[*u].pods.iter().any(|&p| mine.contains(&inst.pods[p].node));
+        let inverted: Vec<usize> = a.evicted.iter().copied().filter(near).filter(|&u| need.inverted_with(a, u, &kept)).collect();
+        if inverted.is_empty() {
+            return;
+        }
+        let mut wider = banned.clone();
+        wider.extend(inverted.iter().flat_map(|&u| cycle.victims[u].pods.iter().map(|&p| inst.pods[p].node)));
+        let placed = (Snapshot::of(states, a, marks.unit, marks.pod, run.reprieved), a.pods[g].clone(), a.domain[g]);
+        pre.restore(states, a, marks, g, run);
+        if evict_and_place(cycle, states, a, marks, g, cands, &wider, elastic, run) {
+            banned = wider;
+            continue;
+        }
+        // It fits nowhere else: the placement before stays.
+        placed.0.restore(states, a, marks, g, run);
+        (a.pods[g], a.domain[g]) = (placed.1, placed.2);
+        return;
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,5 +522,33 @@ pods:
         // takes out the group that may not evict `low`, as before.
         let b = preempt_in_given_order(&cycle, &[0, 1], true).assignment;
         assert_eq!((b.is_placed(0), b.is_placed(1), b.evicted.clone()), (false, true, vec![]));
+    }
+
+    /// As above, with a second node n2 (4 cpu) holding `low2` (priority 0, 3 cpu). First
+    /// fit puts `late` on n1 after removing both victims; `low` then does not fit back and
+    /// its eviction is an inversion with `never`, so `late` is placed again with n1 closed:
+    /// on n2, where `low2` stays evicted (2 + 3 > 4, needed by `late`) and `low` goes back
+    /// beside `never` (1 + 2 = 3).
+    #[test]
+    fn a_run_from_a_start_places_a_preemptor_away_from_an_inversion() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: never, priority: 100, preemptionPolicy: Never, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+pods:
+  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
+  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut start = Assignment::empty(&inst);
+        start.pods[0] = vec![crate::engine::assignment::NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() }];
+        let a = preempt_from(&cycle, &start, &[1], true).assignment;
+        let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
+        let evicted: Vec<&str> = a.evicted.iter().flat_map(|&u| &cycle.victims[u].pods).map(|&p| inst.pods[p].name.as_str()).collect();
+        assert_eq!((nodes(0), nodes(1), evicted), (vec![0], vec![1], vec!["low2"]));
+        assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
     }
 }

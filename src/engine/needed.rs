@@ -78,6 +78,18 @@ impl<'c> NeedTest<'c> {
     }
 }
 
+impl NeedTest<'_> {
+    /// Whether the eviction of unit `u` in `a` is a priority inversion that a group
+    /// `kept` takes part in: not needed by the groups allowed to make it, not fitting back
+    /// beside everything placed, and a kept group that may not make it using its room.
+    pub fn inverted_with(&self, a: &Assignment, u: usize, kept: &dyn Fn(GroupId) -> bool) -> bool {
+        let cycle = self.cycle;
+        !self.is_needed(a, u)
+            && breaks(cycle, &self.on, a, u, &|g| a.is_placed(g))
+            && room_taker(cycle, a, u, &|g| kept(g) && !cycle.may_preempt(g, u)).is_some()
+    }
+}
+
 /// Bound pods per node.
 struct PodsOn(Vec<Vec<PodId>>);
 
