@@ -375,11 +375,10 @@ fn evict_and_place(
             release(cycle, &mut states[inst.pods[p].node], p);
         }
     }
-    // A closed node takes no pod: every capacity below any request.
+    // A closed node takes no pod: every capacity below any request, no device free.
     for &n in banned {
-        for r in 0..inst.resources.len() {
-            states[n].free[r] = -1;
-        }
+        states[n].free.iter_mut().for_each(|f| *f = -1);
+        states[n].devices.iter_mut().flatten().for_each(|d| *d = 0);
     }
     let fit = greedy::place_group_with(cycle, states, g, elastic);
     for &n in banned {
