@@ -212,7 +212,7 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
     // groups are taken on a fresh one.
     // A run from a start keeps the start's groups (see [`avoid_inversions`]).
     let keeps_start = cycle.pending.iter().any(|&g| start.is_placed(g));
-    let need = crate::engine::needed::NeedTest::new(cycle);
+    let need = keeps_start.then(|| crate::engine::needed::NeedTest::new(cycle));
     let mut ledger = quota::Ledger::new(cycle).map(|mut l| {
         for &g in cycle.pending.iter().filter(|&&g| start.is_placed(g)) {
             l.take(g, &start.pods[g]);
@@ -265,7 +265,7 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
             continue;
         }
         run.attempts += 1;
-        let pre = keeps_start.then(|| Snapshot::of(&states, &a, &unit_evicted, &pod_evicted, run.reprieved));
+        let pre = need.as_ref().map(|need| (need, Snapshot::of(&states, &a, &unit_evicted, &pod_evicted, run.reprieved)));
         let mut marks = Marks { unit: &mut unit_evicted, pod: &mut pod_evicted };
         if !evict_and_place(cycle, &mut states, &mut a, &mut marks, g, &cands, &BTreeSet::new(), elastic, &mut run) {
             run.notes.insert(
@@ -274,8 +274,8 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
             );
             continue;
         }
-        if let Some(pre) = pre {
-            avoid_inversions(cycle, &need, start, &pre, &mut states, &mut a, &mut marks, g, &cands, elastic, &mut run);
+        if let Some((need, pre)) = pre {
+            avoid_inversions(cycle, need, start, &pre, &mut states, &mut a, &mut marks, g, &cands, elastic, &mut run);
         }
         // Queues: the group's pods within quota, and (YuniKorn's model) no queue taken
         // below its guarantee; otherwise this group's attempt is undone whole.
@@ -463,8 +463,32 @@ fn avoid_inversions(
     }
 }
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// `never` (priority 100, `preemptionPolicy: Never`, 1 cpu) and `late` (priority 10,
+    /// 2 cpu) pending, `low` (priority 0, 2 cpu) bound on n1 (4 cpu); `more_nodes` and
+    /// `more_pods` (YAML list items) follow n1 and `low`.
+    pub(crate) fn never_beside_low(more_nodes: &str, more_pods: &str) -> Instance {
+        let yaml = format!(
+            "nodes:
+  - {{name: n1, allocatable: {{cpu: \"4\"}}}}
+{more_nodes}podGroups:
+  - {{name: never, priority: 100, preemptionPolicy: Never, tasks: [{{name: w, count: 1, requests: {{cpu: \"1\"}}}}]}}
+  - {{name: late, priority: 10, tasks: [{{name: w, count: 1, requests: {{cpu: \"2\"}}}}]}}
+pods:
+  - {{name: low, node: n1, priority: 0, requests: {{cpu: \"2\"}}, preemptible: true}}
+{more_pods}"
+        );
+        Instance::from_text(&yaml).unwrap()
+    }
+
+    /// A start that places group `g` (its first task's one pod) on node `n`.
+    pub(crate) fn start_with(inst: &Instance, g: GroupId, n: NodeId) -> Assignment {
+        let mut start = Assignment::empty(inst);
+        start.pods[g] = vec![crate::engine::assignment::NewPod { task: inst.groups[g].tasks[0], node: n, devices: Default::default() }];
+        start
+    }
 
     /// `kept` holds node n2 in the start; `late` (priority 10) fits nowhere without an
     /// eviction, so it evicts `low` (priority 0) on n1. `kept` stays where it was, and
@@ -482,9 +506,7 @@ pods:
 ";
         let inst = Instance::from_text(yaml).unwrap();
         let cycle = Cycle::new(&inst);
-        let mut start = Assignment::empty(&inst);
-        start.pods[0] = vec![crate::engine::assignment::NewPod { task: inst.groups[0].tasks[0], node: 1, devices: Default::default() }];
-        let a = preempt_from(&cycle, &start, &[1], true).assignment;
+        let a = preempt_from(&cycle, &start_with(&inst, 0, 1), &[1], true).assignment;
         let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
         assert_eq!((nodes(0), nodes(1), a.evicted.clone()), (vec![1], vec![0], vec![0]));
         assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
@@ -500,18 +522,9 @@ pods:
     /// group stays and `late` goes, after which `low` fits back (1 + 2 = 3).
     #[test]
     fn a_run_from_a_start_takes_out_its_own_group_rather_than_the_start_s() {
-        let yaml = "nodes:
-  - {name: n1, allocatable: {cpu: \"4\"}}
-podGroups:
-  - {name: never, priority: 100, preemptionPolicy: Never, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
-  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
-pods:
-  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
-";
-        let inst = Instance::from_text(yaml).unwrap();
+        let inst = never_beside_low("", "");
         let cycle = Cycle::new(&inst);
-        let mut start = Assignment::empty(&inst);
-        start.pods[0] = vec![crate::engine::assignment::NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() }];
+        let start = start_with(&inst, 0, 0);
         let run = preempt_from(&cycle, &start, &[1], true);
         let a = &run.assignment;
         assert_eq!((a.is_placed(0), a.is_placed(1), a.evicted.clone()), (true, false, vec![]));
@@ -530,20 +543,12 @@ pods:
     /// beside `never` (1 + 2 = 3).
     #[test]
     fn a_run_from_a_start_places_a_preemptor_away_from_an_inversion() {
-        let yaml = "nodes:
-  - {name: n1, allocatable: {cpu: \"4\"}}
-  - {name: n2, allocatable: {cpu: \"4\"}}
-podGroups:
-  - {name: never, priority: 100, preemptionPolicy: Never, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
-  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
-pods:
-  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
-  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}
-";
-        let inst = Instance::from_text(yaml).unwrap();
+        let inst = never_beside_low(
+            "  - {name: n2, allocatable: {cpu: \"4\"}}\n",
+            "  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}\n",
+        );
         let cycle = Cycle::new(&inst);
-        let mut start = Assignment::empty(&inst);
-        start.pods[0] = vec![crate::engine::assignment::NewPod { task: inst.groups[0].tasks[0], node: 0, devices: Default::default() }];
+        let start = start_with(&inst, 0, 0);
         let a = preempt_from(&cycle, &start, &[1], true).assignment;
         let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
         let evicted: Vec<&str> = a.evicted.iter().flat_map(|&u| &cycle.victims[u].pods).map(|&p| inst.pods[p].name.as_str()).collect();

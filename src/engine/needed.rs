@@ -76,9 +76,7 @@ impl<'c> NeedTest<'c> {
         let cycle = self.cycle;
         breaks(cycle, &self.on, a, u, &|g| a.is_placed(g) && cycle.may_preempt(g, u))
     }
-}
 
-impl NeedTest<'_> {
     /// Whether the eviction of unit `u` in `a` is a priority inversion that a group
     /// `kept` takes part in: not needed by the groups allowed to make it, not fitting back
     /// beside everything placed, and a kept group that may not make it using its room.

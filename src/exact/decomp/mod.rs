@@ -1783,30 +1783,22 @@ mod tests {
         eprintln!("the support MIP improved {improved} of {searched} starts");
     }
 
-    /// `never` (priority 100, `preemptionPolicy: Never`, 1 cpu) and `late` (priority 10,
-    /// 2 cpu) on n1 (4 cpu) with `low` (priority 0, 2 cpu) evicted: `late` and `low` fit
-    /// together (2 + 2 = 4), so the eviction is needed only with `never` there. Kept from a
-    /// start that holds `never`, the repair takes `late` out (`low` then fits back beside
-    /// `never`: 1 + 2 = 3); from nothing, it takes out `never`, which may not evict `low`.
+    /// The instance of `never_beside_low`: `never` (priority 100, `preemptionPolicy:
+    /// Never`, 1 cpu) and `late` (priority 10, 2 cpu) on n1 (4 cpu) with `low` (priority 0,
+    /// 2 cpu) evicted. `late` and `low` fit together (2 + 2 = 4), so the eviction is needed
+    /// only with `never` there. Kept from a start that holds `never`, the repair takes
+    /// `late` out (`low` then fits back beside `never`: 1 + 2 = 3); from nothing, it takes
+    /// out `never`, which may not evict `low`.
     #[test]
     fn the_rule6_repair_keeps_the_groups_it_started_from() {
-        let yaml = "nodes:
-  - {name: n1, allocatable: {cpu: \"4\"}}
-podGroups:
-  - {name: never, priority: 100, preemptionPolicy: Never, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
-  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
-pods:
-  - {name: low, node: n1, priority: 0, requests: {cpu: \"2\"}, preemptible: true}
-";
-        let inst = Instance::from_text(yaml).unwrap();
+        use crate::baselines::k8s_preempt::tests::{never_beside_low, start_with};
+        let inst = never_beside_low("", "");
         let cycle = Cycle::new(&inst);
         let prob = Problem::new(&cycle);
         let m = Master::new(&prob, HighsSwitches::default());
-        let on_n1 = |g: usize| vec![NewPod { task: inst.groups[g].tasks[0], node: 0, devices: Default::default() }];
-        let mut start = Assignment::empty(&inst);
-        start.pods[0] = on_n1(0);
+        let start = start_with(&inst, 0, 0);
         let mut both = start.clone();
-        both.pods[1] = on_n1(1);
+        both.pods[1] = start_with(&inst, 1, 0).pods[1].clone();
         both.evicted = vec![0];
         let placed = |a: &Assignment| (a.is_placed(0), a.is_placed(1), a.evicted.clone());
         assert_eq!(placed(&repair_rule6(&prob, &m, both.clone(), &start)), (true, false, vec![]));
