@@ -375,19 +375,16 @@ fn evict_and_place(
             release(cycle, &mut states[inst.pods[p].node], p);
         }
     }
-    // A closed node takes no pod: every capacity below any request, no device free.
+    // A closed node takes no pod: every capacity below any request, no device free. It
+    // opens again as it was, its victims removed.
+    let open: Vec<(NodeId, NodeState)> = banned.iter().map(|&n| (n, states[n].clone())).collect();
     for &n in banned {
         states[n].free.iter_mut().for_each(|f| *f = -1);
         states[n].devices.iter_mut().flatten().for_each(|d| *d = 0);
     }
     let fit = greedy::place_group_with(cycle, states, g, elastic);
-    for &n in banned {
-        states[n] = saved[n].clone();
-        for &u in cands {
-            for &p in cycle.victims[u].pods.iter().filter(|&&p| inst.pods[p].node == n) {
-                release(cycle, &mut states[n], p);
-            }
-        }
+    for (n, st) in open {
+        states[n] = st;
     }
     let Some((pods, dom)) = fit else {
         *states = saved;
