@@ -253,7 +253,7 @@ fn place_group_ranked(
 }
 
 /// Group `g`'s tasks with pods pending, largest first ([`task_size`]), ties by task id.
-fn tasks_largest_first(cycle: &Cycle, g: GroupId) -> Vec<TaskId> {
+pub(crate) fn tasks_largest_first(cycle: &Cycle, g: GroupId) -> Vec<TaskId> {
     let inst = cycle.inst;
     let mut tasks: Vec<TaskId> = inst.groups[g].tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
     tasks.sort_by(|&a, &b| task_size(cycle, b).partial_cmp(&task_size(cycle, a)).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
@@ -588,7 +588,7 @@ pub fn ruin_and_recreate(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Op
 /// Whether pending groups `g` and `h` ask for the same thing in the same place: level,
 /// queue, policy, minimum, topology, and per task its pods, minimum, requests and
 /// eligible nodes; neither has bound pods or sliced tasks.
-fn alike(cycle: &Cycle, g: GroupId, h: GroupId) -> bool {
+pub(crate) fn alike(cycle: &Cycle, g: GroupId, h: GroupId) -> bool {
     let inst = cycle.inst;
     let (x, y) = (&inst.groups[g], &inst.groups[h]);
     let plain = |grp: &crate::model::Group| grp.bound.is_empty() && grp.tasks.iter().all(|&t| inst.tasks[t].slice.is_none());

@@ -26,6 +26,7 @@ pub(crate) mod lns;
 pub(crate) mod milp;
 pub(crate) mod quota_rows;
 pub(crate) mod repair;
+mod ruin;
 mod tiers;
 pub(crate) mod topology;
 pub(crate) mod witness;

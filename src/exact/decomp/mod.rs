@@ -644,6 +644,9 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
     if Instant::now() < until {
         ruin_and_recreate(prob, m, x, level, until);
     }
+    if !prob.cycle.victims.is_empty() && Instant::now() < until {
+        ruin_with_evictions(prob, m, x, level, until);
+    }
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
     }
@@ -688,6 +691,29 @@ fn ruin_and_recreate(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
     if prob.cycle.diag.debug {
         eprintln!(
             "ruin and recreate placed@{level}: {placed} moves in {} ms, {before} -> {}",
+            began.elapsed().as_millis(),
+            m.value(Component::Placed(level), x)
+        );
+    }
+}
+
+/// The incumbent `x` with the groups of term-1 level `level` that it leaves out placed
+/// by ruin and recreate with evictions ([`super::ruin::with_evictions`]), from the
+/// incumbent without its elastic pods (added back after); kept when that is a master
+/// solution better under the tiers once repaired for rule 6.
+fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, until: Instant) {
+    let start = lean_incumbent(prob, m, x);
+    let mut run = start.clone();
+    let began = Instant::now();
+    let moves = super::ruin::with_evictions(prob.cycle, &mut run, level, Some(until));
+    let before = m.value(Component::Placed(level), x);
+    if moves > 0 {
+        crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
+        take_if_better(prob, m, x, &repair_rule6(prob, m, run, &start));
+    }
+    if prob.cycle.diag.debug {
+        eprintln!(
+            "ruin with evictions placed@{level}: {moves} moves in {} ms, {before} -> {}",
             began.elapsed().as_millis(),
             m.value(Component::Placed(level), x)
         );
