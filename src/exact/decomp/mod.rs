@@ -214,6 +214,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
         earlier_bound: Vec::new(),
         domain_master: None,
         frag: Fragmentation::of(&cycle),
+        outside: Outside::default(),
         rounds: 0,
         start,
     };
@@ -281,14 +282,17 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     // reads rule 6 node by node with a capped device packing (an unfinished packing counts
     // as no witness), and can unplace a group the baseline placed validly (preempt-1024
     // seed 1: 53 groups, 52 after the repair).
-    if let Some(raw) = k8s_raw.filter(|r| beats(inst, &cycle.victims, r, &a)) {
-        let mut cand = finish(&cycle, &raw, Status::Feasible, 1.0, proven);
-        if crate::check::check(inst, &cand).is_valid() && rule6_violations(&cycle, &raw).is_empty() {
+    // Likewise a refill kept outside the master ([`Outside`]).
+    let others = [(k8s_raw, "baselineKept", "k8s-preempt"), (search.outside.0.take(), "refillKept", "outside the master")];
+    for (other, key, what) in others {
+        let Some(other) = other.filter(|o| beats(inst, &cycle.victims, o, &a)) else { continue };
+        let mut cand = finish(&cycle, &other, Status::Feasible, 1.0, proven);
+        if crate::check::check(inst, &cand).is_valid() && rule6_violations(&cycle, &other).is_empty() {
             cand.bounds = d.bounds.take();
             cand.gap = open_row_gap(&cand);
             d = cand;
-            a = raw;
-            d.stats.other.insert("baselineKept".into(), "k8s-preempt".into());
+            a = other;
+            d.stats.other.insert(key.into(), what.into());
         }
     }
     d.stats.solver = Some("exact".into());
@@ -392,6 +396,9 @@ struct Search<'p, 'c, 'a> {
     /// Device fragmentation of the pending pods, for refilling a level (none without
     /// device requests).
     frag: Option<Fragmentation>,
+    /// The best refill found that is valid under rule 6 as the validator reads it (devices
+    /// as placed) but not as a master solution (see [`Outside`]).
+    outside: Outside,
     /// Rounds begun.
     rounds: u64,
     /// When the solve began (the tiers' `millis`).
@@ -483,7 +490,13 @@ impl Search<'_, '_, '_> {
         if let Component::Placed(level) = comp {
             // The refill charges no work: it runs while the time lasts, and under a work
             // limit while the solve has work left, even when this round's share is spent.
-            fill_left_out(prob, m, x, (!proven && rb.allows_free_step()).then_some((level, self.frag.as_ref(), rb.until)));
+            let refill = (!proven && rb.allows_free_step()).then_some(Refill {
+                level,
+                frag: self.frag.as_ref(),
+                until: rb.until,
+                outside: &mut self.outside,
+            });
+            fill_left_out(prob, m, x, refill);
             proven = proven || meets(m, x, bound);
         }
         let value = m.value(comp, x);
@@ -598,9 +611,9 @@ impl Search<'_, '_, '_> {
 /// The fill is tried twice: on the room as it is, and with the placed groups' elastic
 /// pods taken off first ([`crate::engine::greedy::strip_elastic`]; they go back after),
 /// since a group placed weighs more than any number of extra pods.
-/// With `refill` (a term-1 level left open, the fragmentation scores, and the time the
-/// pass must stop by), that level's groups are then placed again ([`refill_open_level`]).
-fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<(i64, Option<&Fragmentation>, Instant)>) {
+/// With `refill` (a term-1 level left open), that level's groups are then placed again
+/// ([`refill_open_level`]).
+fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Option<Refill>) {
     let mut filled = decode(prob, m, x);
     let mut lean = filled.clone();
     let more = crate::engine::greedy::fill_unplaced(prob.cycle, &mut filled);
@@ -617,8 +630,8 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
     if prob.cycle.diag.debug {
         eprintln!("fill: {more} more groups on the room left, {lean_more} without {stripped} elastic pods");
     }
-    if let Some((level, frag, until)) = refill {
-        refill_open_level(prob, m, x, level, frag, until);
+    if let Some(r) = refill {
+        refill_open_level(prob, m, x, r);
     }
 }
 
@@ -629,7 +642,8 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// repaired for rule 6 (a group that moved may leave an eviction unneeded); then, in
 /// cycles with victims, the groups still left out with evictions
 /// ([`refill_with_evictions`]).
-fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, frag: Option<&Fragmentation>, until: Instant) {
+fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, r: Refill) {
+    let Refill { level, frag, until, outside } = r;
     let lean = lean_incumbent(prob, m, x);
     let before = m.value(Component::Placed(level), x);
     let picks = frag.map_or(vec![None], |f| vec![Some(f), None]);
@@ -639,13 +653,13 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
         take_if_better(prob, m, x, &repair_rule6(prob, m, again, &lean));
     }
     if !prob.cycle.victims.is_empty() && Instant::now() < until {
-        refill_with_evictions(prob, m, x, level);
+        refill_with_evictions(prob, m, x, level, outside);
     }
     if Instant::now() < until {
         ruin_and_recreate(prob, m, x, level, until);
     }
     if !prob.cycle.victims.is_empty() && Instant::now() < until {
-        ruin_with_evictions(prob, m, x, level, until);
+        ruin_with_evictions(prob, m, x, level, until, outside);
     }
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
@@ -658,7 +672,7 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
 /// the incumbent without its elastic pods; kept when that is a master solution better
 /// under the tiers once repaired for rule 6. The refill evicts nothing, and in cycles with
 /// victims the groups it leaves out are often those that need room only evictions make.
-fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64) {
+fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, outside: &mut Outside) {
     let start = lean_incumbent(prob, m, x);
     let left: Vec<GroupId> = crate::engine::greedy::ffd_order(prob.cycle)
         .into_iter()
@@ -668,7 +682,8 @@ fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level
     let mut run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
     crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
     let placed = left.iter().filter(|&&g| run.is_placed(g)).count();
-    take_if_better(prob, m, x, &repair_rule6(prob, m, run, &start));
+    take_if_better(prob, m, x, &repair_rule6(prob, m, run.clone(), &start));
+    outside.offer(prob, m, x, run);
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level} with evictions: {placed} of {} left out placed in {} ms", left.len(), began.elapsed().as_millis());
     }
@@ -701,7 +716,7 @@ fn ruin_and_recreate(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
 /// by ruin and recreate with evictions ([`super::ruin::with_evictions`]), from the
 /// incumbent without its elastic pods (added back after); kept when that is a master
 /// solution better under the tiers once repaired for rule 6.
-fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, until: Instant) {
+fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, until: Instant, outside: &mut Outside) {
     let start = lean_incumbent(prob, m, x);
     let mut run = start.clone();
     let began = Instant::now();
@@ -709,7 +724,8 @@ fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: 
     let before = m.value(Component::Placed(level), x);
     if moves > 0 {
         crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
-        take_if_better(prob, m, x, &repair_rule6(prob, m, run, &start));
+        take_if_better(prob, m, x, &repair_rule6(prob, m, run.clone(), &start));
+        outside.offer(prob, m, x, run);
     }
     if prob.cycle.diag.debug {
         eprintln!(
@@ -735,6 +751,40 @@ fn take_if_better(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, a: &Assignme
         x.resize(m.cols.len(), 0.0);
         if m.feasible(&fx) && better(m, prob, &fx, x) {
             *x = fx;
+        }
+    }
+}
+
+/// The refill of a term-1 level left open: the level, the fragmentation scores, the time
+/// the pass must stop by, and where a result the master cannot take is kept.
+struct Refill<'r> {
+    level: i64,
+    frag: Option<&'r Fragmentation>,
+    until: Instant,
+    outside: &'r mut Outside,
+}
+
+/// A refill's result that beats the incumbent under terms 1-3 and whose evictions are each
+/// needed as the validator reads rule 6 (with the devices the pods were given), but that
+/// the master cannot take: its node-by-node reading packs the devices again and may find
+/// an eviction unneeded (`models/decomposition.md` §3, device-choice witnesses), so
+/// the repair takes out the group that needed it. Kept beside the master and returned
+/// instead of the master's incumbent at the end when it is still better and passes the
+/// validator.
+#[derive(Default)]
+struct Outside(Option<Assignment>);
+
+impl Outside {
+    /// Keeps `run` when it beats both the incumbent `x` and what is kept, and the engine's
+    /// own rule-6 check finds nothing.
+    fn offer(&mut self, prob: &Problem, m: &Master, x: &[f64], run: Assignment) {
+        let victims = &prob.cycle.victims;
+        let inst = prob.cycle.inst;
+        if beats(inst, victims, &run, &decode(prob, m, x))
+            && self.0.as_ref().is_none_or(|kept| beats(inst, victims, &run, kept))
+            && rule6_violations(prob.cycle, &run).is_empty()
+        {
+            self.0 = Some(run);
         }
     }
 }
@@ -1829,6 +1879,40 @@ mod tests {
         let placed = |a: &Assignment| (a.is_placed(0), a.is_placed(1), a.evicted.clone());
         assert_eq!(placed(&repair_rule6(&prob, &m, both.clone(), &start)), (true, false, vec![]));
         assert_eq!(placed(&repair_rule6(&prob, &m, both, &Assignment::empty(&inst))), (false, true, vec![]));
+    }
+
+    /// `never_beside_low` with n2 (4 cpu) holding `low2` (priority 0, 3 cpu); the
+    /// incumbent places `never` on n1. `late` on n2 with `low2` evicted (2 + 3 > 4: needed)
+    /// is better (one more group) and valid, so it is kept; `late` on n1 with `low`
+    /// evicted is better too, but that eviction is needed only with `never` there (2 + 2
+    /// = 4), an inversion, so it is not; nor is the incumbent itself, which is not better.
+    #[test]
+    fn a_refill_outside_the_master_is_kept_when_better_and_valid() {
+        use crate::baselines::k8s_preempt::tests::{never_beside_low, start_with};
+        let inst = never_beside_low(
+            "  - {name: n2, allocatable: {cpu: \"4\"}}\n",
+            "  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}\n",
+        );
+        let cycle = Cycle::new(&inst);
+        let prob = Problem::new(&cycle);
+        let mut m = Master::new(&prob, HighsSwitches::default());
+        let start = start_with(&inst, 0, 0);
+        let x = to_columns(&prob, &mut m, &start).expect("the start is valid in the master");
+        let unit = |pod: &str| (0..cycle.victims.len()).find(|&u| inst.pods[cycle.victims[u].pods[0]].name == pod).unwrap();
+        let with_late = |n: NodeId, victim: &str| {
+            let mut a = start.clone();
+            a.pods[1] = start_with(&inst, 1, n).pods[1].clone();
+            a.evicted = vec![unit(victim)];
+            a
+        };
+        let mut outside = Outside::default();
+        outside.offer(&prob, &m, &x, start.clone());
+        assert!(outside.0.is_none(), "the incumbent itself was kept");
+        outside.offer(&prob, &m, &x, with_late(0, "low"));
+        assert!(outside.0.is_none(), "an inversion was kept");
+        outside.offer(&prob, &m, &x, with_late(1, "low2"));
+        let kept = outside.0.as_ref().map(|a| (a.is_placed(0), a.is_placed(1), a.evicted.clone()));
+        assert_eq!(kept, Some((true, true, vec![unit("low2")])));
     }
 
     #[test]
