@@ -117,13 +117,20 @@ fn recreate(cycle: &Cycle, a: &Assignment, g: GroupId, nodes: &[NodeId], largest
 /// The nodes whose clearing may make room for group `g`'s largest task `big`, each with
 /// how many of its pods it then holds: eligible for `big`, with a pending pod or a victim
 /// `g` may evict on it, and room for a pod of `big` once the pending pods and those
-/// victims' pods there are off; fewest pending pods first, then fewest victim pods.
+/// victims' pods there are off; fewest pods of groups at `g`'s level or above first, then
+/// fewest pending pods, then fewest victim pods.
 fn clearable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId) -> Vec<(NodeId, i64)> {
     let inst = cycle.inst;
     let states = greedy::states_after(cycle, a);
     let mut pending_on: Vec<Vec<(TaskId, &crate::engine::cycle::DeviceIds)>> = vec![Vec::new(); inst.nodes.len()];
-    for p in a.pods.iter().flatten() {
-        pending_on[p.node].push((p.task, &p.devices));
+    // Per node: pods of groups at `g`'s level or above (a move that loses one of those
+    // groups does not beat the incumbent; one that loses a lower group can).
+    let mut level_pods = vec![0usize; inst.nodes.len()];
+    for (h, pods) in a.pods.iter().enumerate() {
+        for p in pods {
+            pending_on[p.node].push((p.task, &p.devices));
+            level_pods[p.node] += usize::from(inst.groups[h].rank >= inst.groups[g].rank);
+        }
     }
     let mut evicted = vec![false; cycle.victims.len()];
     for &u in &a.evicted {
@@ -138,7 +145,7 @@ fn clearable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId) -> Vec<(Nod
         }
     }
     let most = inst.tasks[big].count.max(1);
-    let mut cands: Vec<(usize, usize, NodeId, i64)> = cycle.eligible[big]
+    let mut cands: Vec<(usize, usize, usize, NodeId, i64)> = cycle.eligible[big]
         .iter()
         .copied()
         .filter(|&n| !pending_on[n].is_empty() || !victims_on[n].is_empty())
@@ -154,11 +161,11 @@ fn clearable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId) -> Vec<(Nod
             while holds < most && s.take(inst, &cycle.shared_ids, &inst.tasks[big].requests).is_some() {
                 holds += 1;
             }
-            (holds > 0).then_some((pending_on[n].len(), victims_on[n].len(), n, holds))
+            (holds > 0).then_some((level_pods[n], pending_on[n].len(), victims_on[n].len(), n, holds))
         })
         .collect();
     cands.sort_unstable();
-    cands.into_iter().map(|(_, _, n, holds)| (n, holds)).collect()
+    cands.into_iter().map(|(_, _, _, n, holds)| (n, holds)).collect()
 }
 
 #[cfg(test)]
@@ -217,6 +224,31 @@ pods:
         assert_eq!((nodes(0), nodes(1), nodes(2)), (vec![1], vec![0], vec![]));
         assert_eq!(a.evicted, vec![unit_of(&cycle, "low2")]);
         assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
+    }
+
+    /// Two 4-cpu nodes: n1 holds `peer` (priority 100, 1 cpu), n2 holds `a` and `b`
+    /// (priority 10, 1 cpu each); `top` (priority 100, 4 cpu) fits on either once it is
+    /// cleared. n2 comes first though it holds more pods: losing `peer` cannot beat the
+    /// incumbent at priority 100, losing `a` or `b` can.
+    #[test]
+    fn nodes_with_groups_below_the_level_are_cleared_first() {
+        let yaml = "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: top, priority: 100, tasks: [{name: w, count: 1, requests: {cpu: \"4\"}}]}
+  - {name: peer, priority: 100, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: a, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+  - {name: b, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"1\"}}]}
+";
+        let inst = Instance::from_text(yaml).unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut a = start_with(&inst, 1, 0);
+        for g in [2, 3] {
+            a.pods[g] = start_with(&inst, g, 1).pods[g].clone();
+        }
+        let big = inst.groups[0].tasks[0];
+        assert_eq!(clearable(&cycle, &a, 0, big), vec![(1, 1), (0, 1)]);
     }
 
     /// With `top` at 5 cpu no node can hold it, cleared or not: nothing moves.
