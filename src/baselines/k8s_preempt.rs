@@ -38,7 +38,7 @@
 //! are evicted by an earlier (higher-priority) group is not placed afterwards (rule 6:
 //! victims belong to no placed group).
 //!
-//! From a start (`preempt_from`, the exact solver's refill of a level with evictions) the
+//! From a start (`preempt_from`, the exact solver's refills of a level with evictions) the
 //! start's groups are kept: a preemptor whose eviction would be needed only because a
 //! start group that may not make it sits beside the victim is placed again with that
 //! node closed, and the end's rule-6 repair takes out the run's own groups before the

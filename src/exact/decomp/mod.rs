@@ -639,9 +639,11 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// ([`crate::engine::greedy::refill_level`]: least fragmenting where pods request devices,
 /// and first fit) on the room every placed group's minimum leaves (elastic pods taken off
 /// first, added back after), when that is a master solution better under the tiers once
-/// repaired for rule 6 (a group that moved may leave an eviction unneeded); then, in
-/// cycles with victims, the groups still left out with evictions
-/// ([`refill_with_evictions`]).
+/// repaired for rule 6 (a group that moved may leave an eviction unneeded); then the
+/// groups still left out with evictions ([`refill_with_evictions`], in cycles with
+/// victims), by ruin and recreate ([`ruin_and_recreate`]) and by ruin and recreate with
+/// evictions ([`ruin_with_evictions`], in cycles with victims). A result with evictions
+/// that the master cannot take goes to `r.outside` ([`Outside`]).
 fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, r: Refill) {
     let Refill { level, frag, until, outside } = r;
     let lean = lean_incumbent(prob, m, x);
