@@ -7,9 +7,9 @@
 //! removed, stays out: the room it needs is held by placed groups that could go elsewhere.
 //! This move clears a few nodes of their pending pods, gives back the evictions no new pod
 //! then sits beside, and places the left-out group and the groups taken off again with
-//! the Kubernetes-style preemption run
-//! ([`k8s_preempt::preempt_from`]: first fit, else lower-priority victims removed and
-//! reprieved), keeping the result only when it beats the incumbent under terms 1-3.
+//! the Kubernetes-style preemption run ([`k8s_preempt::preempt_from`]: first fit, else
+//! lower-priority victims removed and reprieved), keeping the result only when it beats
+//! the incumbent under terms 1-3.
 
 use crate::baselines::k8s_preempt;
 use crate::engine::assignment::{beats, Assignment};
@@ -18,27 +18,26 @@ use crate::engine::greedy;
 use crate::model::*;
 use std::time::Instant;
 
-/// Most node sets tried per left-out group (a try on 1,024 nodes is a preemption run of a
-/// few groups: tens of milliseconds).
+/// Most node sets tried per left-out group (each try is a preemption run).
 const TRIES: usize = 3;
 
 /// Most left-out groups one pass tries.
 const GROUPS: usize = 16;
 
-/// Most groups one try takes off, and most evictions it gives back: each group is placed
-/// again by a preemption run, and each unit given back may be evicted and reprieved again
-/// (a try that gave back 457 units on preempt-1024 took 2 s, one that gave back 20 took
-/// 19 ms).
+/// Most groups one try takes off: each is placed again by a preemption run.
 const MOST_RUINED: usize = 8;
+
+/// Most evictions one try gives back: each unit given back may be evicted and reprieved
+/// again, and a try's time grows with them (`models/decomposition.md` §6).
 const MOST_GIVEN_BACK: usize = 64;
 
 /// Places left-out groups of priority level `rank` by ruin and recreate with evictions:
 /// for each, smallest first ([`greedy::small_first_order`]), the pending groups with pods
 /// on the nodes chosen by [`clearable`] are taken off wholly, evictions beside no new pod
 /// are given back, and the group and those taken off (largest first) are placed again by
-/// [`k8s_preempt::preempt_from`]. A move is
-/// kept when it beats `a` under terms 1-3; each try starts one node further down the
-/// list. Stops at `until`. Returns how many moves it kept.
+/// [`k8s_preempt::preempt_from`]. A move is kept when it beats `a` under terms 1-3; each
+/// try starts one node further down the list. Stops at `until`. Returns how many moves
+/// it kept.
 pub fn with_evictions(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option<Instant>) -> usize {
     let inst = cycle.inst;
     let left: Vec<GroupId> =
