@@ -480,6 +480,15 @@ pods:
         Instance::from_text(&yaml).unwrap()
     }
 
+    /// [`never_beside_low`] with a second node n2 (4 cpu) holding `low2` (priority 0, 3
+    /// cpu).
+    pub(crate) fn never_beside_low_and_low2() -> Instance {
+        never_beside_low(
+            "  - {name: n2, allocatable: {cpu: \"4\"}}\n",
+            "  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}\n",
+        )
+    }
+
     /// A start that places group `g` (its first task's one pod) on node `n`.
     pub(crate) fn start_with(inst: &Instance, g: GroupId, n: NodeId) -> Assignment {
         let mut start = Assignment::empty(inst);
@@ -540,10 +549,7 @@ pods:
     /// beside `never` (1 + 2 = 3).
     #[test]
     fn a_run_from_a_start_places_a_preemptor_away_from_an_inversion() {
-        let inst = never_beside_low(
-            "  - {name: n2, allocatable: {cpu: \"4\"}}\n",
-            "  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}\n",
-        );
+        let inst = never_beside_low_and_low2();
         let cycle = Cycle::new(&inst);
         let start = start_with(&inst, 0, 0);
         let a = preempt_from(&cycle, &start, &[1], true).assignment;

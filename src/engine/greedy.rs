@@ -627,7 +627,6 @@ fn ruin_candidates(cycle: &Cycle, a: &Assignment, evicting: &[bool], big: TaskId
         }
     }
     let states = states_after(cycle, a);
-    let most = inst.tasks[big].count.max(1);
     let mut cands: Vec<(usize, NodeId, i64)> = cycle.eligible[big]
         .iter()
         .copied()
@@ -637,15 +636,24 @@ fn ruin_candidates(cycle: &Cycle, a: &Assignment, evicting: &[bool], big: TaskId
             for p in &on_node[n] {
                 s.release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
             }
-            let mut holds = 0;
-            while holds < most && s.take(inst, &cycle.shared_ids, &inst.tasks[big].requests).is_some() {
-                holds += 1;
-            }
+            let holds = pods_fitting(cycle, &mut s, big);
             (holds > 0).then_some((cost[n], n, holds))
         })
         .collect();
     cands.sort_unstable();
     cands.into_iter().map(|(_, n, holds)| (n, holds)).collect()
+}
+
+/// How many pods of task `t` node state `s` takes one after another, at most the task's
+/// count (one for a task of none); `s` is left holding them.
+pub(crate) fn pods_fitting(cycle: &Cycle, s: &mut NodeState, t: TaskId) -> i64 {
+    let inst = cycle.inst;
+    let most = inst.tasks[t].count.max(1);
+    let mut holds = 0;
+    while holds < most && s.take(inst, &cycle.shared_ids, &inst.tasks[t].requests).is_some() {
+        holds += 1;
+    }
+    holds
 }
 
 /// Splits group `g`'s `pods`, in order of preference, into the pods that make its

@@ -143,7 +143,6 @@ fn clearable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId) -> Vec<(Nod
             }
         }
     }
-    let most = inst.tasks[big].count.max(1);
     let mut cands: Vec<(usize, usize, usize, NodeId, i64)> = cycle.eligible[big]
         .iter()
         .copied()
@@ -156,10 +155,7 @@ fn clearable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId) -> Vec<(Nod
             for &p in &victims_on[n] {
                 s.release(inst, &cycle.shared_ids, &inst.pods[p].requests, &inst.pods[p].devices);
             }
-            let mut holds = 0;
-            while holds < most && s.take(inst, &cycle.shared_ids, &inst.tasks[big].requests).is_some() {
-                holds += 1;
-            }
+            let holds = greedy::pods_fitting(cycle, &mut s, big);
             (holds > 0).then_some((level_pods[n], pending_on[n].len(), victims_on[n].len(), n, holds))
         })
         .collect();

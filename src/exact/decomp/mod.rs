@@ -681,11 +681,9 @@ fn refill_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level
         .filter(|&g| prob.cycle.inst.groups[g].rank == level && !start.is_placed(g))
         .collect();
     let began = Instant::now();
-    let mut run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
-    crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
+    let run = crate::baselines::k8s_preempt::preempt_from(prob.cycle, &start, &left, false).assignment;
     let placed = left.iter().filter(|&&g| run.is_placed(g)).count();
-    take_if_better(prob, m, x, &repair_rule6(prob, m, run.clone(), &start));
-    outside.offer(prob, m, x, run);
+    take_evicting_run(prob, m, x, run, &start, outside);
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level} with evictions: {placed} of {} left out placed in {} ms", left.len(), began.elapsed().as_millis());
     }
@@ -725,9 +723,7 @@ fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: 
     let moves = super::ruin::with_evictions(prob.cycle, &mut run, level, Some(until));
     let before = m.value(Component::Placed(level), x);
     if moves > 0 {
-        crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
-        take_if_better(prob, m, x, &repair_rule6(prob, m, run.clone(), &start));
-        outside.offer(prob, m, x, run);
+        take_evicting_run(prob, m, x, run, &start, outside);
     }
     if prob.cycle.diag.debug {
         eprintln!(
@@ -736,6 +732,15 @@ fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: 
             m.value(Component::Placed(level), x)
         );
     }
+}
+
+/// A refill's `run` with evictions from the lean incumbent `start`: its elastic pods
+/// given back, then taken when it is a master solution better under the tiers once
+/// repaired for rule 6, and offered to `outside` as it is.
+fn take_evicting_run(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, mut run: Assignment, start: &Assignment, outside: &mut Outside) {
+    crate::engine::greedy::fill_elastic(prob.cycle, &mut run);
+    take_if_better(prob, m, x, &repair_rule6(prob, m, run.clone(), start));
+    outside.offer(prob, m, x, run);
 }
 
 /// The incumbent `x` decoded, without its elastic pods: what the refills start from, so
@@ -1883,18 +1888,15 @@ mod tests {
         assert_eq!(placed(&repair_rule6(&prob, &m, both, &Assignment::empty(&inst))), (false, true, vec![]));
     }
 
-    /// `never_beside_low` with n2 (4 cpu) holding `low2` (priority 0, 3 cpu); the
+    /// `never_beside_low_and_low2`: n2 (4 cpu) holds `low2` (priority 0, 3 cpu); the
     /// incumbent places `never` on n1. `late` on n2 with `low2` evicted (2 + 3 > 4: needed)
     /// is better (one more group) and valid, so it is kept; `late` on n1 with `low`
     /// evicted is better too, but that eviction is needed only with `never` there (2 + 2
     /// = 4), an inversion, so it is not; nor is the incumbent itself, which is not better.
     #[test]
     fn a_refill_outside_the_master_is_kept_when_better_and_valid() {
-        use crate::baselines::k8s_preempt::tests::{never_beside_low, start_with};
-        let inst = never_beside_low(
-            "  - {name: n2, allocatable: {cpu: \"4\"}}\n",
-            "  - {name: low2, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}\n",
-        );
+        use crate::baselines::k8s_preempt::tests::{never_beside_low_and_low2, start_with};
+        let inst = never_beside_low_and_low2();
         let cycle = Cycle::new(&inst);
         let prob = Problem::new(&cycle);
         let mut m = Master::new(&prob, HighsSwitches::default());
