@@ -188,6 +188,12 @@ pub(crate) fn preempt_in_given_order(cycle: &Cycle, order: &[GroupId], elastic: 
 /// queue ledger starts with its groups. The groups of `order` should be ones `start`
 /// leaves out. (The exact solver's fill of a level left open, with evictions.)
 pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId], elastic: bool) -> Run {
+    preempt_from_below(cycle, start, order, elastic, i64::MAX)
+}
+
+/// [`preempt_from`] with only the victim units whose pods are all below priority
+/// `ceiling` evicted. (The exact solver's move that lowers the evictions at one priority.)
+pub(crate) fn preempt_from_below(cycle: &Cycle, start: &Assignment, order: &[GroupId], elastic: bool, ceiling: i64) -> Run {
     let inst = cycle.inst;
     let mut states = greedy::states_after(cycle, start);
     let mut a = start.clone();
@@ -257,7 +263,7 @@ pub(crate) fn preempt_from(cycle: &Cycle, start: &Assignment, order: &[GroupId],
         let cands: Vec<usize> = (0..cycle.victims.len())
             .filter(|&u| {
                 let unit = &cycle.victims[u];
-                !unit_evicted[u] && cycle.may_preempt(g, u) && unit.pending_group.is_none_or(|h| !a.is_placed(h))
+                !unit_evicted[u] && unit.priority < ceiling && cycle.may_preempt(g, u) && unit.pending_group.is_none_or(|h| !a.is_placed(h))
             })
             .collect();
         if cands.is_empty() {

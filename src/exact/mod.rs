@@ -141,7 +141,11 @@ pub fn solve_exact(inst: &Instance, opts: &Options) -> Decision {
     clock.work = clock.work.map(|w| w.saturating_sub(handoff.as_ref().map_or(0, |h| h.work)).max(1));
     let say = Say { sink: opts.progress.clone(), start: clock.start };
     if let Some(h) = &handoff {
-        say.line(format_args!("hand-off: the decomposition engine ran {} ms, bounds {:?}", h.millis, h.bounds.placed_by_priority));
+        let b = &h.bounds;
+        say.line(format_args!(
+            "hand-off: the decomposition engine ran {} ms, bounds {:?} {:?}",
+            h.millis, b.placed_by_priority, b.evicted_by_priority
+        ));
     }
     let mut cycle = Cycle::new(inst);
     cycle.diag = Arc::new(opts.diagnostics.clone());

@@ -10,6 +10,10 @@
 //! the Kubernetes-style preemption run ([`k8s_preempt::preempt_from`]: first fit, else
 //! lower-priority victims removed and reprieved), keeping the result only when it beats
 //! the incumbent under terms 1-3.
+//!
+//! The second move, [`fewer_evictions`], serves the eviction tiers: the groups beside an
+//! eviction at the priority being lowered are placed again with only lower victims
+//! evicted.
 
 use crate::baselines::k8s_preempt;
 use crate::engine::assignment::{beats, Assignment};
@@ -82,35 +86,86 @@ pub fn with_evictions(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Optio
     kept
 }
 
-/// One try: `a` with the pending groups on `nodes` taken off, the evictions beside no new
-/// pod given back, and `g` and the groups taken off placed again with evictions; `Some`
-/// when that beats `a`. `None` also when the try would take off more than
-/// [`MOST_RUINED`] groups or give back more than [`MOST_GIVEN_BACK`] evictions.
-fn recreate(cycle: &Cycle, a: &Assignment, g: GroupId, nodes: &[NodeId], largest_first: &[GroupId]) -> Option<Assignment> {
+/// Most evicted units one pass of [`fewer_evictions`] tries to give back (each try is a
+/// preemption run).
+const UNITS: usize = 48;
+
+/// Lowers the pods `a` evicts at priority `priority`, with term 1 kept: for each unit it
+/// evicts with a pod of that priority (in unit order, at most [`UNITS`]), the pending
+/// groups with pods on the unit's nodes are taken off wholly, the unit is given back, and
+/// those groups are placed again, largest first, by [`k8s_preempt::preempt_from_below`],
+/// which evicts only units below `priority`. A move is kept when it beats `a` under terms
+/// 1-3. Stops at `until`. Returns how many moves it kept.
+pub fn fewer_evictions(cycle: &Cycle, a: &mut Assignment, priority: i64, until: Option<Instant>) -> usize {
     let inst = cycle.inst;
-    let ruined: Vec<GroupId> = largest_first.iter().copied().filter(|&h| a.pods[h].iter().any(|p| nodes.contains(&p.node))).collect();
-    if ruined.len() > MOST_RUINED {
+    let at_priority = |u: usize| cycle.victims[u].pods.iter().any(|&p| inst.pods[p].priority == priority);
+    let units: Vec<usize> = a.evicted.iter().copied().filter(|&u| at_priority(u)).take(UNITS).collect();
+    let largest_first = greedy::ffd_order(cycle);
+    let mut kept = 0;
+    for u in units {
+        if until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
+        // An earlier move may have given it back.
+        if !a.evicted.contains(&u) {
+            continue;
+        }
+        let nodes: Vec<NodeId> = cycle.victims[u].pods.iter().map(|&p| inst.pods[p].node).collect();
+        let Some((mut trial, off)) = taken_off(a, &nodes, &largest_first) else { continue };
+        if off.is_empty() {
+            continue;
+        }
+        // The unit goes back; the other evictions of the groups taken off stay, for them
+        // to take again, and the rule-6 repairs give back those no pod then needs.
+        trial.evicted.retain(|&v| v != u);
+        let run = k8s_preempt::preempt_from_below(cycle, &trial, &off, false, priority).assignment;
+        if beats(inst, &cycle.victims, &run, a) {
+            *a = run;
+            kept += 1;
+        }
+    }
+    kept
+}
+
+/// `a` with the pending groups that have pods on `nodes` taken off wholly, and those
+/// groups largest first; `None` when they are more than [`MOST_RUINED`].
+fn taken_off(a: &Assignment, nodes: &[NodeId], largest_first: &[GroupId]) -> Option<(Assignment, Vec<GroupId>)> {
+    let off: Vec<GroupId> = largest_first.iter().copied().filter(|&h| a.pods[h].iter().any(|p| nodes.contains(&p.node))).collect();
+    if off.len() > MOST_RUINED {
         return None;
     }
     let mut trial = a.clone();
-    for &h in &ruined {
+    for &h in &off {
         trial.pods[h].clear();
         trial.domain[h] = None;
     }
-    // An eviction is needed only by new pods on its victims' nodes (rule 6).
+    Some((trial, off))
+}
+
+/// [`taken_off`], with every eviction beside no new pod then given back (rule 6: an
+/// eviction is needed only by new pods on its victims' nodes); `None` also when that gives
+/// back more than [`MOST_GIVEN_BACK`] evictions.
+fn ruined(cycle: &Cycle, a: &Assignment, nodes: &[NodeId], largest_first: &[GroupId]) -> Option<(Assignment, Vec<GroupId>)> {
+    let inst = cycle.inst;
+    let (mut trial, off) = taken_off(a, nodes, largest_first)?;
     let mut holds_new = vec![false; inst.nodes.len()];
     for p in trial.pods.iter().flatten() {
         holds_new[p.node] = true;
     }
     let before = trial.evicted.len();
     trial.evicted.retain(|&u| cycle.victims[u].pods.iter().any(|&p| holds_new[inst.pods[p].node]));
-    if before - trial.evicted.len() > MOST_GIVEN_BACK {
-        return None;
-    }
+    (before - trial.evicted.len() <= MOST_GIVEN_BACK).then_some((trial, off))
+}
+
+/// One try: `a` with the pending groups on `nodes` taken off, the evictions beside no new
+/// pod given back, and `g` and the groups taken off placed again with evictions; `Some`
+/// when that beats `a`. `None` also when [`ruined`] refuses the clearing.
+fn recreate(cycle: &Cycle, a: &Assignment, g: GroupId, nodes: &[NodeId], largest_first: &[GroupId]) -> Option<Assignment> {
+    let (trial, off) = ruined(cycle, a, nodes, largest_first)?;
     let mut order = vec![g];
-    order.extend(ruined.iter().copied().filter(|&h| h != g));
+    order.extend(off.into_iter().filter(|&h| h != g));
     let run = k8s_preempt::preempt_from(cycle, &trial, &order, false).assignment;
-    beats(inst, &cycle.victims, &run, a).then_some(run)
+    beats(cycle.inst, &cycle.victims, &run, a).then_some(run)
 }
 
 /// The nodes whose clearing may make room for group `g`'s largest task `big`, each with
@@ -254,5 +309,36 @@ podGroups:
         let mut a = start.clone();
         assert_eq!(with_evictions(&cycle, &mut a, inst.groups[0].rank, None), 0);
         assert_eq!((a.pods.iter().map(|p| p.len()).collect::<Vec<_>>(), a.evicted.clone()), (vec![0, 1, 1], start.evicted));
+    }
+
+    /// Two 4-cpu nodes: n1 holds `mid` (priority 50, 3 cpu), n2 holds `low` (priority 0,
+    /// 3 cpu). The start places `g` (priority 100, 2 cpu) on n1 with `mid` evicted (3 + 2 >
+    /// 4: needed). Taken off, `g` goes back by first fit only with an eviction below 50:
+    /// `low` on n2 (also needed). Same groups, no pod evicted at priority 50, one at 0,
+    /// which beats the start at priority 50; at priority 0 there is nothing to lower.
+    #[test]
+    fn a_group_moves_off_the_victim_of_the_priority_lowered() {
+        let inst = Instance::from_text(
+            "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: g, priority: 100, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+pods:
+  - {name: mid, node: n1, priority: 50, requests: {cpu: \"3\"}, preemptible: true}
+  - {name: low, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}
+",
+        )
+        .unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut start = start_with(&inst, 0, 0);
+        start.evicted = vec![unit_of(&cycle, "mid")];
+        let mut at_zero = start.clone();
+        assert_eq!(fewer_evictions(&cycle, &mut at_zero, 0, None), 0);
+        let mut a = start.clone();
+        assert_eq!(fewer_evictions(&cycle, &mut a, 50, None), 1);
+        assert_eq!(a.pods[0].iter().map(|p| p.node).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(a.evicted, vec![unit_of(&cycle, "low")]);
+        assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
     }
 }

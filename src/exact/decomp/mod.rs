@@ -76,8 +76,8 @@ pub fn solve_if_chosen(inst: &Instance, cfg: &Options) -> Option<Decision> {
 }
 
 /// What a hand-off passes to the compact model: this engine's best assignment (valid; its
-/// term-1 rows are what it placed) and its row bounds (every proven placed row and the
-/// first open one).
+/// term-1 rows are what it placed) and its row bounds (every proven row and the first open
+/// one, of the tiers it ran).
 pub struct Handoff {
     /// The decoded incumbent.
     pub assignment: Assignment,
@@ -91,9 +91,11 @@ pub struct Handoff {
 
 /// Term 1 by this engine before the compact model takes the cycle: on cycles with victims
 /// from [`HANDOFF_NODES`] nodes up to [`AUTO_NODES`], or when `Diagnostics::engine` asks
-/// for it. Why: at a few hundred nodes with preemption the pattern master proves the
-/// term-1 levels that the compact model's branch and bound leaves open, while the compact
-/// model finds the better evictions (`models/decomposition.md` §1).
+/// for it; once term 1 is proven, the eviction levels too, on the time it leaves. Why: at
+/// a few hundred nodes with preemption the pattern master proves the term-1 levels that
+/// the compact model's branch and bound leaves open, and its dives over which groups are
+/// placed reach evictions the compact model's searches do not; the compact model goes on
+/// from there (`models/decomposition.md` §1).
 pub fn term1_handoff(inst: &Instance, cfg: &Options) -> Option<Handoff> {
     let forced = match cfg.diagnostics.engine {
         Some(EngineChoice::Handoff) => true,
@@ -104,7 +106,7 @@ pub fn term1_handoff(inst: &Instance, cfg: &Options) -> Option<Handoff> {
         return None;
     }
     let start = Instant::now();
-    let (d, a) = solve(inst, cfg, Scope::Term1 { forced })?;
+    let (d, a) = solve(inst, cfg, Scope::Handoff { forced })?;
     let work = d.stats.work.unwrap_or(0);
     Some(Handoff { assignment: a, bounds: d.bounds.unwrap_or_default(), millis: start.elapsed().as_millis() as u64, work })
 }
@@ -119,9 +121,9 @@ fn expressible(inst: &Instance) -> bool {
 enum Scope {
     /// Every tier, with the whole budget.
     Full,
-    /// The term-1 tiers only, with [`HANDOFF_SHARE`] of the budget; only cycles with
-    /// victims unless `forced`.
-    Term1 { forced: bool },
+    /// The term-1 tiers, then the eviction tiers while every tier before is proven, with
+    /// [`HANDOFF_SHARE`] of the budget; only cycles with victims unless `forced`.
+    Handoff { forced: bool },
 }
 
 /// Per tier: what was reached.
@@ -144,7 +146,7 @@ fn solve(inst: &Instance, cfg: &Options, scope: Scope) -> Option<(Decision, Assi
     cycle.diag = Arc::new(cfg.diagnostics.clone());
     cycle.cancel = cfg.cancel.clone();
     cycle.work = cfg.work_limit(inst).map(|w| ((w as f64 * share) as u64).max(1));
-    if problem::unsupported(&cycle).is_some() || (scope == (Scope::Term1 { forced: false }) && cycle.victims.is_empty()) {
+    if problem::unsupported(&cycle).is_some() || (scope == (Scope::Handoff { forced: false }) && cycle.victims.is_empty()) {
         return None;
     }
     // Under a work limit the screening ends by its own work, the time only a safety net.
@@ -439,8 +441,9 @@ impl Search<'_, '_, '_> {
             if self.outcomes.iter().any(|o| o.comp == comp) {
                 continue; // proven in an earlier round, and fixed
             }
-            // A hand-off ends after term 1; the later components still weigh in every
-            // restricted MIP (fewer evictions among decisions equal on term 1).
+            // A hand-off ends after term 1 and the eviction levels it proves; the later
+            // components still weigh in every restricted MIP (fewer evictions among
+            // decisions equal on the tiers run).
             if !self.runs(comp) {
                 break;
             }
@@ -469,10 +472,17 @@ impl Search<'_, '_, '_> {
                 proven = meets(&self.m, &self.x, bound);
             }
         }
-        // Shares are of the tiers this scope runs: a hand-off's last term-1 tier gets all
-        // that is left, where the tiers after it would otherwise keep a share unused.
-        let to_run = later.iter().filter(|&&c| self.runs(c)).count();
+        // Shares are of the tiers that take one: a hand-off's last term-1 tier gets all
+        // that is left, where the tiers after it would otherwise keep a share unused (its
+        // eviction tiers run on what term 1 leaves).
+        let to_run = later.iter().filter(|&&c| self.takes_share(c)).count();
         let (m, x) = (&mut self.m, &mut self.x);
+        // An eviction tier to prove: first a greedy move, which the restricted MIPs then
+        // start from (the branch and price may take the tier's whole share).
+        if let (Component::Evicted(priority), false, true, true) = (comp, proven, self.all_proven, rb.allows_free_step()) {
+            fewer_evictions(prob, m, x, priority, rb.until, &mut self.outside);
+            proven = meets(m, x, bound);
+        }
         if !proven && !rb.exhausted() {
             if self.all_proven {
                 let frac = if to_run == 0 { 1.0 } else { 0.6 };
@@ -517,8 +527,16 @@ impl Search<'_, '_, '_> {
         m.fix(comp, value);
     }
 
-    /// Whether this scope runs the tier of `comp`: a hand-off runs the term-1 tiers only.
+    /// Whether this scope runs the tier of `comp`: a hand-off runs the term-1 tiers, then,
+    /// while every tier before is proven, the eviction levels on the time term 1 leaves
+    /// (`models/decomposition.md` §1).
     fn runs(&self, comp: Component) -> bool {
+        self.takes_share(comp) || (self.all_proven && matches!(comp, Component::Evicted(_)))
+    }
+
+    /// Whether the tier of `comp` takes a share of this scope's budget: every tier in a full
+    /// solve, the term-1 tiers in a hand-off.
+    fn takes_share(&self, comp: Component) -> bool {
         self.scope == Scope::Full || matches!(comp, Component::Placed(_))
     }
 
@@ -730,6 +748,31 @@ fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: 
             "ruin with evictions placed@{level}: {moves} moves in {} ms, {before} -> {}",
             began.elapsed().as_millis(),
             m.value(Component::Placed(level), x)
+        );
+    }
+}
+
+/// The incumbent `x` with fewer pods evicted at victim priority `priority`, the tiers
+/// before held ([`super::ruin::fewer_evictions`]: the groups beside each such eviction
+/// placed again with only lower victims evicted), from the incumbent without its elastic
+/// pods; kept as [`take_evicting_run`] keeps a refill. Why: with term 1 fixed, the
+/// linear relaxation often bounds the level's evictions at 0 (groups placed in
+/// fractions), so only incumbents prove it, and the restricted MIPs combine only the
+/// patterns priced, which rarely include a gang moved off its victims.
+fn fewer_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, priority: i64, until: Instant, outside: &mut Outside) {
+    let start = lean_incumbent(prob, m, x);
+    let mut run = start.clone();
+    let began = Instant::now();
+    let before = m.value(Component::Evicted(priority), x);
+    let moves = super::ruin::fewer_evictions(prob.cycle, &mut run, priority, Some(until));
+    if moves > 0 {
+        take_evicting_run(prob, m, x, run, &start, outside);
+    }
+    if prob.cycle.diag.debug {
+        eprintln!(
+            "fewer evictions@{priority}: {moves} moves in {} ms, {before} -> {}",
+            began.elapsed().as_millis(),
+            m.value(Component::Evicted(priority), x)
         );
     }
 }
@@ -1919,6 +1962,36 @@ mod tests {
         assert_eq!(kept, Some((true, true, vec![unit("low2")])));
     }
 
+    /// `late` (priority 10, 2 cpu) fits on neither 4-cpu node beside its 3-cpu victim
+    /// (priority 0), so placing it evicts one of them: term 1 is 1 group, and the level's
+    /// evictions are at least 1 (the LP with `late` whole still evicts a pod, in halves).
+    /// A hand-off proves both and reports both rows.
+    #[test]
+    fn a_hand_off_proves_the_highest_eviction_level_once_term_1_is_proven() {
+        let inst = Instance::from_text(
+            "nodes:
+  - {name: n1, allocatable: {cpu: \"4\"}}
+  - {name: n2, allocatable: {cpu: \"4\"}}
+podGroups:
+  - {name: late, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}
+pods:
+  - {name: a, node: n1, priority: 0, requests: {cpu: \"3\"}, preemptible: true}
+  - {name: b, node: n2, priority: 0, requests: {cpu: \"3\"}, preemptible: true}
+",
+        )
+        .unwrap();
+        let opts = Options {
+            work_limit: Some(20),
+            diagnostics: crate::options::Diagnostics { engine: Some(EngineChoice::Handoff), ..Default::default() },
+            ..Options::default()
+        };
+        let h = term1_handoff(&inst, &opts).expect("a forced hand-off takes the cycle");
+        assert!(h.assignment.is_placed(0));
+        assert_eq!(h.assignment.evicted.len(), 1);
+        assert_eq!(h.bounds.placed_by_priority.iter().map(|b| b.at_most).collect::<Vec<_>>(), [1]);
+        assert_eq!(h.bounds.evicted_by_priority, [EvictedBound { priority: 0, at_least: 1 }]);
+    }
+
     #[test]
     fn a_round_that_ends_early_is_followed_by_another_on_the_time_left() {
         let budget = Duration::from_secs(10);
@@ -1928,7 +2001,7 @@ mod tests {
         // 3 s into a 10-s budget, after a 3-s round: another round.
         assert!(another_timed_round(Scope::Full, t0, at(3.0), deadline, budget));
         // The hand-off gives its time back to the compact model instead.
-        assert!(!another_timed_round(Scope::Term1 { forced: false }, t0, at(3.0), deadline, budget));
+        assert!(!another_timed_round(Scope::Handoff { forced: false }, t0, at(3.0), deadline, budget));
         // Less than the share of the budget left: no round.
         assert!(!another_timed_round(Scope::Full, t0, at(9.6), deadline, budget));
         // A round that took next to nothing would end at once again.
