@@ -731,49 +731,44 @@ fn ruin_and_recreate(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i6
 }
 
 /// The incumbent `x` with the groups of term-1 level `level` that it leaves out placed
-/// by ruin and recreate with evictions ([`super::ruin::with_evictions`]), from the
-/// incumbent without its elastic pods (added back after); kept when that is a master
-/// solution better under the tiers once repaired for rule 6.
+/// by ruin and recreate with evictions ([`super::ruin::with_evictions`]).
 fn ruin_with_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, level: i64, until: Instant, outside: &mut Outside) {
-    let start = lean_incumbent(prob, m, x);
-    let mut run = start.clone();
-    let began = Instant::now();
-    let moves = super::ruin::with_evictions(prob.cycle, &mut run, level, Some(until));
-    let before = m.value(Component::Placed(level), x);
-    if moves > 0 {
-        take_evicting_run(prob, m, x, run, &start, outside);
-    }
-    if prob.cycle.diag.debug {
-        eprintln!(
-            "ruin with evictions placed@{level}: {moves} moves in {} ms, {before} -> {}",
-            began.elapsed().as_millis(),
-            m.value(Component::Placed(level), x)
-        );
-    }
+    let mv = |run: &mut Assignment| super::ruin::with_evictions(prob.cycle, run, level, Some(until));
+    evicting_move(prob, m, x, (Component::Placed(level), "ruin with evictions"), outside, mv);
 }
 
 /// The incumbent `x` with fewer pods evicted at victim priority `priority`, the tiers
 /// before held ([`super::ruin::fewer_evictions`]: the groups beside each such eviction
-/// placed again with only lower victims evicted), from the incumbent without its elastic
-/// pods; kept as [`take_evicting_run`] keeps a refill. Why: with term 1 fixed, the
-/// linear relaxation often bounds the level's evictions at 0 (groups placed in
-/// fractions), so only incumbents prove it, and the restricted MIPs combine only the
-/// patterns priced, which rarely include a gang moved off its victims.
+/// placed again with only lower victims evicted). Why: with term 1 fixed, the linear
+/// relaxation often bounds the level's evictions at 0 (groups placed in fractions), so
+/// only incumbents prove it, and the restricted MIPs combine only the patterns priced,
+/// which rarely include a gang moved off its victims.
 fn fewer_evictions(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, priority: i64, until: Instant, outside: &mut Outside) {
+    let mv = |run: &mut Assignment| super::ruin::fewer_evictions(prob.cycle, run, priority, Some(until));
+    evicting_move(prob, m, x, (Component::Evicted(priority), "fewer evictions"), outside, mv);
+}
+
+/// Move `mv` (it returns how many moves it kept) on the incumbent `x` without its elastic
+/// pods (added back after), its result kept as [`take_evicting_run`] keeps a refill;
+/// `comp` and the name are for the debug line.
+fn evicting_move(
+    prob: &Problem,
+    m: &mut Master,
+    x: &mut Vec<f64>,
+    (comp, name): (Component, &str),
+    outside: &mut Outside,
+    mv: impl FnOnce(&mut Assignment) -> usize,
+) {
     let start = lean_incumbent(prob, m, x);
     let mut run = start.clone();
     let began = Instant::now();
-    let before = m.value(Component::Evicted(priority), x);
-    let moves = super::ruin::fewer_evictions(prob.cycle, &mut run, priority, Some(until));
+    let before = m.value(comp, x);
+    let moves = mv(&mut run);
     if moves > 0 {
         take_evicting_run(prob, m, x, run, &start, outside);
     }
     if prob.cycle.diag.debug {
-        eprintln!(
-            "fewer evictions@{priority}: {moves} moves in {} ms, {before} -> {}",
-            began.elapsed().as_millis(),
-            m.value(Component::Evicted(priority), x)
-        );
+        eprintln!("{name} {}: {moves} moves in {} ms, {before} -> {}", comp.name(), began.elapsed().as_millis(), m.value(comp, x));
     }
 }
 
