@@ -860,6 +860,15 @@ impl LpSession {
             LpSolution { status, objective, col_values, row_duals }
         }
     }
+    /// After a solve that ended [`LpStatus::Infeasible`]: HiGHS's dual ray, one value
+    /// per row, a certificate of infeasibility up to its sign (callers check it), if HiGHS
+    /// has one.
+    pub fn dual_ray(&self) -> Option<Vec<f64>> {
+        let mut has: HighsInt = 0;
+        let mut ray = vec![0.0; self.row_lower.len()];
+        let st = unsafe { Highs_getDualRay(self.h.0, &mut has, ray.as_mut_ptr()) };
+        (st >= 0 && has != 0 && ray.iter().all(|v| v.is_finite())).then_some(ray)
+    }
 }
 
 #[cfg(test)]

@@ -113,6 +113,18 @@ pub struct ColgenResult {
 }
 
 const TOL: f64 = 1e-6;
+/// How far below 0 a Farkas Lagrangian (duals scaled to at most 1) must be to prove.
+const FARKAS_TOL: f64 = 1e-6;
+
+/// What [`Master::farkas`] made of an infeasible restricted master.
+enum Farkas {
+    /// No decision meets the fixes: the subtree is empty.
+    Empty,
+    /// New columns, or more pricing work: solve the LP again.
+    Again,
+    /// Neither proven nor repaired: the node stays open at its parent's bound.
+    Open,
+}
 
 /// Search steps per node class and round: a cheap search first, raised eightfold where a
 /// round found no column, up to the cap (§4: the bound stays valid either way).
@@ -561,7 +573,6 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// (one work unit per pricing round).
     pub fn colgen(&mut self, obj: &Objective, target: f64, budget: &mut Budget) -> ColgenResult {
         let deadline = budget.until;
-        use rayon::prelude::*;
         let costs = self.tier_costs(obj);
         self.lp.set_costs(&costs);
         self.current = Some(obj.to_vec());
@@ -583,8 +594,14 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
             let sol = self.lp.solve(deadline, None);
             let lp_ms = t_lp.elapsed().as_millis();
             if sol.status == LpStatus::Infeasible {
-                // Only a branching bound can make the master infeasible: nothing below.
-                return ColgenResult { bound: -INF, lp: None, converged: true, root_bound };
+                // Only branching makes the restricted master infeasible; columns not
+                // generated yet may still meet the node's fixes.
+                budget.charge(1);
+                match self.farkas(&name, deadline) {
+                    Farkas::Empty => return ColgenResult { bound: -INF, lp: None, converged: true, root_bound },
+                    Farkas::Again => continue,
+                    Farkas::Open => return ColgenResult { bound: best_bound, lp: None, converged: false, root_bound },
+                }
             }
             if sol.status != LpStatus::Optimal {
                 if self.prob.cycle.diag.debug {
@@ -601,24 +618,8 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 _ => y_lp.clone(),
             };
             let p = self.prob;
-            let inputs: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, f64)> = (0..p.nodes.len())
-                .map(|k| {
-                    let (vals, uvals, bonus) = self.node_values(k, obj, &y);
-                    // Nothing beats the empty pattern by less than the convexity dual.
-                    (vals, uvals, bonus, (-y[self.conv[k]]).max(0.0) + TOL)
-                })
-                .collect();
             let t_price = Instant::now();
-            let priced: Vec<pricing::Priced> = self
-                .ctxs
-                .par_iter()
-                .zip(inputs.par_iter())
-                .zip(self.node_work.par_iter())
-                .zip(self.unit_rules.par_iter())
-                .map(|(((ctx, (vals, uvals, bonus, floor)), &w), &rules)| {
-                    pricing::price(ctx, vals, uvals, bonus, *floor, w, PER_NODE_COLUMNS, deadline, rules)
-                })
-                .collect();
+            let priced = self.price_classes(obj, &y, deadline);
             let work_sum: u64 = priced.iter().map(|p| p.work).sum();
             let (bound, at_root) = self.lagrangian(&name, &y, &costs, &priced);
             root_bound = root_bound.min(at_root);
@@ -701,6 +702,107 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 return ColgenResult { bound: best_bound, lp: last_lp, converged: false, root_bound };
             }
         }
+    }
+
+    /// Prices every node class at duals `y` for objective `obj`, in parallel.
+    fn price_classes(&self, obj: &Objective, y: &[f64], deadline: Instant) -> Vec<pricing::Priced> {
+        use rayon::prelude::*;
+        let inputs: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, f64)> = (0..self.prob.nodes.len())
+            .map(|k| {
+                let (vals, uvals, bonus) = self.node_values(k, obj, y);
+                // Nothing beats the empty pattern by less than the convexity dual.
+                (vals, uvals, bonus, (-y[self.conv[k]]).max(0.0) + TOL)
+            })
+            .collect();
+        self.ctxs
+            .par_iter()
+            .zip(inputs.par_iter())
+            .zip(self.node_work.par_iter())
+            .zip(self.unit_rules.par_iter())
+            .map(|(((ctx, (vals, uvals, bonus, floor)), &w), &rules)| {
+                pricing::price(ctx, vals, uvals, bonus, *floor, w, PER_NODE_COLUMNS, deadline, rules)
+            })
+            .collect()
+    }
+
+    /// Farkas pricing of an infeasible restricted master (§6). HiGHS's dual ray `y`
+    /// proves it infeasible: with zero costs, the Lagrangian at `y` over the columns so far
+    /// is negative, while every point that meets the rows makes it at least 0. Only a
+    /// column with positive profit at `y` can break that proof. Pricing every node class
+    /// at `y` with zero costs either finds such columns (added, then the LP is solved
+    /// again) or bounds them all, and a Lagrangian still negative proves that no decision
+    /// meets the node's fixes.
+    fn farkas(&mut self, name: &str, deadline: Instant) -> Farkas {
+        let Some(ray) = self.lp.dual_ray() else { return Farkas::Open };
+        let scale = ray.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+        if scale == 0.0 {
+            return Farkas::Open;
+        }
+        // The ray's sign is HiGHS's convention: take the one that proves.
+        let Some(y) = [1.0, -1.0]
+            .into_iter()
+            .map(|s| ray.iter().map(|v| s * v / scale).collect::<Vec<f64>>())
+            .find(|y| self.restricted_farkas(y) < -FARKAS_TOL)
+        else {
+            return Farkas::Open;
+        };
+        let priced = self.price_classes(&[], &y, deadline);
+        let zero = vec![0.0; self.cols.len()];
+        let (l, _) = self.lagrangian(name, &y, &zero, &priced);
+        let mut new = Vec::new();
+        for (k, pr) in priced.iter().enumerate() {
+            for (pat, _) in &pr.patterns {
+                if !self.has_pattern(k, pat)
+                    && self.obeys_rules(k, pat)
+                    && self.pattern_entries(k, pat).iter().map(|&(r, v)| y[r] * v).sum::<f64>() > TOL
+                {
+                    new.push((k, pat.clone()));
+                }
+            }
+        }
+        if self.prob.cycle.diag.debug {
+            eprintln!("farkas {name}: lagrangian {l:.4}, new columns {}", new.len());
+        }
+        if l < -FARKAS_TOL {
+            return Farkas::Empty;
+        }
+        let added = !new.is_empty();
+        for (k, pat) in new {
+            self.add_pattern(k, pat);
+        }
+        // Nothing found where the search was cut: more work there.
+        let mut raised = false;
+        for (k, pr) in priced.iter().enumerate() {
+            if !added && !pr.exact && self.node_work[k] < MAX_NODE_WORK {
+                self.node_work[k] = (self.node_work[k] * 8).min(MAX_NODE_WORK);
+                raised = true;
+            }
+        }
+        if added || raised {
+            Farkas::Again
+        } else {
+            Farkas::Open
+        }
+    }
+
+    /// The Lagrangian at duals `y` with zero costs over the columns so far (every row,
+    /// every column at the end of its box that pays more): negative exactly when `y`
+    /// proves the restricted master infeasible.
+    fn restricted_farkas(&self, y: &[f64]) -> f64 {
+        let rows: f64 = self.rows.iter().zip(y).filter(|(_, &v)| v != 0.0).map(|(&(lo, up), &v)| -v * if v > 0.0 { lo } else { up }).sum();
+        let cols: f64 = self
+            .cols
+            .iter()
+            .map(|c| {
+                let profit: f64 = c.entries.iter().map(|&(r, v)| y[r] * v).sum();
+                if profit == 0.0 {
+                    0.0
+                } else {
+                    (profit * c.lo).max(profit * c.up)
+                }
+            })
+            .sum();
+        rows + cols
     }
 
     /// Objective coefficient of pattern `pat` in objective `obj`.

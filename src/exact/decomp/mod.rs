@@ -1987,6 +1987,37 @@ pods:
         assert_eq!(h.bounds.evicted_by_priority, [EvictedBound { priority: 0, at_least: 1 }]);
     }
 
+    /// One 4-cpu node and a group fixed to be placed, before any column places a pod:
+    /// the restricted LP is infeasible. With `g` (1 pod of 2 cpu) a column not generated
+    /// yet places it, so the node's bound is 1 (the group placed), not an empty subtree;
+    /// with `pair` (2 pods of 3 cpu, one gang) no column can, and the subtree is empty.
+    #[test]
+    fn farkas_pricing_repairs_a_node_a_new_column_meets_and_drops_one_none_meets() {
+        for (group, placeable) in [
+            ("{name: g, priority: 10, tasks: [{name: w, count: 1, requests: {cpu: \"2\"}}]}", true),
+            ("{name: pair, priority: 10, tasks: [{name: w, count: 2, requests: {cpu: \"3\"}}]}", false),
+        ] {
+            let text = format!("nodes:\n  - {{name: n1, allocatable: {{cpu: \"4\"}}}}\npodGroups:\n  - {group}\n");
+            let inst = Instance::from_text(&text).unwrap();
+            let cycle = Cycle::new(&inst);
+            let prob = Problem::new(&cycle);
+            let mut m = Master::new(&prob, HighsSwitches::default());
+            let placed = (0..m.cols.len()).find(|&j| matches!(m.cols[j].kind, ColKind::Y(_))).expect("a class column");
+            assert!(
+                m.cols.iter().all(|c| !matches!(c.kind, ColKind::Pattern(..)) || c.entries.len() == 1),
+                "a column places a pod already"
+            );
+            m.set_bounds(placed, 1.0, 1.0);
+            let far = Instant::now() + Duration::from_secs(60);
+            let r = m.colgen(&[(Component::Placed(prob.levels[0]), 1.0)], f64::NEG_INFINITY, &mut Budget::new(far, None));
+            if placeable {
+                assert_eq!((r.converged, r.bound.round(), r.lp.map(|l| l.0.round())), (true, 1.0, Some(1.0)), "{group}");
+            } else {
+                assert_eq!((r.converged, r.bound), (true, f64::NEG_INFINITY), "{group}");
+            }
+        }
+    }
+
     #[test]
     fn a_round_that_ends_early_is_followed_by_another_on_the_time_left() {
         let budget = Duration::from_secs(10);
