@@ -860,6 +860,7 @@ impl LpSession {
             LpSolution { status, objective, col_values, row_duals }
         }
     }
+
     /// After a solve that ended [`LpStatus::Infeasible`]: HiGHS's dual ray, one value
     /// per row, a certificate of infeasibility up to its sign (callers check it), if HiGHS
     /// has one.
@@ -917,6 +918,32 @@ mod tests {
         assert_eq!(s5.row_duals.len(), 3);
         lp.set_row_bounds(2, 3.5, INF);
         assert_eq!(lp.solve(far, None).status, LpStatus::Infeasible);
+        // The dual ray proves it (up to sign): with y_2 > 0 on x + y + z >= 3.5 and
+        // y_0, y_1 <= 0 on the <= rows, every column's profit y·a is at most 0, so
+        // the Lagrangian -Σ y_i·(bound) + z's best end is below 0 (x + 2y <= 4 and
+        // 3x + y <= 6 cap x + y at 2.8 < 3.5 - 1).
+        let ray = lp.dual_ray().expect("a dual ray");
+        let cols: [(f64, &[(usize, f64)]); 3] =
+            [(INF, &[(0, 1.0), (1, 3.0), (2, 1.0)]), (INF, &[(0, 2.0), (1, 1.0), (2, 1.0)]), (1.0, &[(0, 1.0), (1, 1.0), (2, 1.0)])];
+        let rows = [(-INF, 4.0), (-INF, 6.0), (3.5, INF)];
+        let lagrangian = |s: f64| {
+            let y: Vec<f64> = ray.iter().map(|v| s * v).collect();
+            let r: f64 = rows.iter().zip(&y).filter(|(_, &v)| v != 0.0).map(|(&(lo, up), &v)| -v * if v > 0.0 { lo } else { up }).sum();
+            // Every column's lower bound is 0: its best end is `up` when it pays.
+            let c: f64 = cols
+                .iter()
+                .map(|&(up, a)| {
+                    let profit: f64 = a.iter().map(|&(i, v)| y[i] * v).sum();
+                    if profit > 0.0 {
+                        profit * up
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            r + c
+        };
+        assert!(lagrangian(1.0) < -1e-6 || lagrangian(-1.0) < -1e-6, "ray {ray:?}: no sign proves infeasibility");
     }
 
     /// Costs set before the first solve are the ones solved for.

@@ -770,15 +770,18 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
         for (k, pat) in new {
             self.add_pattern(k, pat);
         }
+        if added {
+            return Farkas::Again;
+        }
         // Nothing found where the search was cut: more work there.
         let mut raised = false;
         for (k, pr) in priced.iter().enumerate() {
-            if !added && !pr.exact && self.node_work[k] < MAX_NODE_WORK {
+            if !pr.exact && self.node_work[k] < MAX_NODE_WORK {
                 self.node_work[k] = (self.node_work[k] * 8).min(MAX_NODE_WORK);
                 raised = true;
             }
         }
-        if added || raised {
+        if raised {
             Farkas::Again
         } else {
             Farkas::Open
