@@ -126,6 +126,16 @@ enum Farkas {
     Open,
 }
 
+/// A column of profit `profit` in a Lagrangian, at the end of its box `[lo, up]` that pays
+/// more (0 when it pays nothing, whatever its box).
+fn best_end(profit: f64, lo: f64, up: f64) -> f64 {
+    if profit == 0.0 {
+        0.0
+    } else {
+        (profit * lo).max(profit * up)
+    }
+}
+
 /// Search steps per node class and round: a cheap search first, raised eightfold where a
 /// round found no column, up to the cap (§4: the bound stays valid either way).
 const FIRST_NODE_WORK: u64 = 300;
@@ -792,20 +802,21 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// every column at the end of its box that pays more): negative exactly when `y`
     /// proves the restricted master infeasible.
     fn restricted_farkas(&self, y: &[f64]) -> f64 {
-        let rows: f64 = self.rows.iter().zip(y).filter(|(_, &v)| v != 0.0).map(|(&(lo, up), &v)| -v * if v > 0.0 { lo } else { up }).sum();
-        let cols: f64 = self
-            .cols
-            .iter()
-            .map(|c| {
-                let profit: f64 = c.entries.iter().map(|&(r, v)| y[r] * v).sum();
-                if profit == 0.0 {
-                    0.0
-                } else {
-                    (profit * c.lo).max(profit * c.up)
-                }
-            })
-            .sum();
-        rows + cols
+        let cols: f64 = self.cols.iter().map(|c| best_end(c.entries.iter().map(|&(r, v)| y[r] * v).sum(), c.lo, c.up)).sum();
+        self.rows_priced_out(y, false) + cols
+    }
+
+    /// `Σ_i −y_i·(lo_i if y_i > 0 else up_i)` over the rows, the convexity rows left out
+    /// with `skip_conv`: each row priced out at the side its dual's sign selects.
+    fn rows_priced_out(&self, y: &[f64], skip_conv: bool) -> f64 {
+        let mut b = 0.0;
+        for (i, &(lo, up)) in self.rows.iter().enumerate() {
+            if (skip_conv && self.is_conv[i]) || y[i] == 0.0 {
+                continue;
+            }
+            b -= y[i] * if y[i] > 0.0 { lo } else { up };
+        }
+        b
     }
 
     /// Objective coefficient of pattern `pat` in objective `obj`.
@@ -875,13 +886,7 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
     /// pattern's profit (the pricing's upper bound, at least 0: the empty pattern). The
     /// second value is the same sum with [`Master::root_boxes`] (`INF` without them).
     fn lagrangian(&self, name: &str, y: &[f64], costs: &[f64], priced: &[pricing::Priced]) -> (f64, f64) {
-        let mut b = 0.0;
-        for (i, &(lo, up)) in self.rows.iter().enumerate() {
-            if self.is_conv[i] || y[i] == 0.0 {
-                continue;
-            }
-            b -= y[i] * if y[i] > 0.0 { lo } else { up };
-        }
+        let mut b = self.rows_priced_out(y, true);
         let rows_part = b;
         // The same sum with the root's boxes on the columns branched on.
         let mut root_extra = 0.0;
@@ -890,10 +895,10 @@ impl<'p, 'c, 'a> Master<'p, 'c, 'a> {
                 continue;
             }
             let profit = costs[j] + col.entries.iter().map(|&(r, v)| y[r] * v).sum::<f64>();
-            let here = (profit * col.lo).max(profit * col.up);
+            let here = best_end(profit, col.lo, col.up);
             b += here;
             if let Some(&(lo, up)) = self.root_boxes.as_ref().and_then(|r| r.get(&j)) {
-                root_extra += (profit * lo).max(profit * up) - here;
+                root_extra += best_end(profit, lo, up) - here;
             }
         }
         let cols_part = b - rows_part;
