@@ -483,9 +483,28 @@ impl Search<'_, '_, '_> {
             fewer_evictions(prob, m, x, priority, rb.until, &mut self.outside);
             proven = meets(m, x, bound);
         }
+        // A term-1 level to prove in a full solve: first the refills (tens of
+        // milliseconds), whose incumbent may meet the root's LP bound before the branch
+        // and price dives. Not in a hand-off, whose short tiers it set back
+        // (`models/decomposition.md` §6).
+        let full = self.scope == Scope::Full;
+        if let (Component::Placed(level), false, true, true, true) = (comp, proven, self.all_proven, full, rb.allows_free_step()) {
+            let refill = Refill { level, frag: self.frag.as_ref(), until: rb.until, outside: &mut self.outside };
+            refill_open_level(prob, m, x, refill);
+            proven = meets(m, x, bound);
+        }
         if !proven && !rb.exhausted() {
             if self.all_proven {
-                let frac = if to_run == 0 { 1.0 } else { 0.6 };
+                // Term 1 outweighs every later tier: the last term-1 level, when it is
+                // still open, keeps most of what is left (it returns early once proven).
+                let last_term1 = matches!(comp, Component::Placed(_)) && !later.iter().any(|c| matches!(c, Component::Placed(_)));
+                let frac = if to_run == 0 {
+                    1.0
+                } else if last_term1 {
+                    LAST_TERM1_SHARE
+                } else {
+                    0.6
+                };
                 bound = rb.run(rb.part(frac), |p| branch_and_price(m, comp, &later, x, bound, p));
                 proven = meets(m, x, bound);
             } else {
@@ -847,6 +866,10 @@ enum Fix {
 
 /// The share of a branch and price's budget that its root's column generation may use.
 const ROOT_LP_SHARE: f64 = 0.6;
+
+/// Share of what is left that the last term-1 tier takes in a full solve while later
+/// tiers remain (they are only improved once term 1 is left open).
+const LAST_TERM1_SHARE: f64 = 0.85;
 
 /// The steps of the root's column generation (see [`root_colgen`]).
 const ROOT_STEPS: usize = 3;
