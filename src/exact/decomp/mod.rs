@@ -819,8 +819,9 @@ fn take_if_better(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, a: &Assignme
     }
 }
 
-/// The refill of a term-1 level left open: the level, the fragmentation scores, the time
-/// the pass must stop by, and where a result the master cannot take is kept.
+/// The refill of a term-1 level not proven (before its branch and price in a full solve,
+/// and when it is left open): the level, the fragmentation scores, the time the pass
+/// must stop by, and where a result the master cannot take is kept.
 struct Refill<'r> {
     level: i64,
     frag: Option<&'r Fragmentation>,
