@@ -21,7 +21,7 @@ use crate::engine::needed::NeedTest;
 use crate::model::*;
 
 /// Pods of task `t` may move between nodes without touching a topology rule.
-fn movable(inst: &Instance, t: TaskId) -> bool {
+pub(crate) fn movable(inst: &Instance, t: TaskId) -> bool {
     let task = &inst.tasks[t];
     task.slice.is_none() && inst.groups[task.group].required.is_none()
 }
@@ -167,7 +167,7 @@ struct Trades<'c> {
 
 /// Per node, the victim units of no pending group whose pods are all on that node: the
 /// ones a moved pod can make room from without touching another node.
-fn single_node_units(cycle: &Cycle) -> Vec<Vec<usize>> {
+pub(crate) fn single_node_units(cycle: &Cycle) -> Vec<Vec<usize>> {
     let inst = cycle.inst;
     let mut on = vec![Vec::new(); inst.nodes.len()];
     for (u, unit) in cycle.victims.iter().enumerate() {
@@ -184,7 +184,7 @@ fn single_node_units(cycle: &Cycle) -> Vec<Vec<usize>> {
 /// evicting units there that are strictly below `below` and that the group may preempt.
 /// Of the nodes where that works, the one whose evictions weigh least (highest priority
 /// evicted, then pods) is taken.
-fn place_evicting_lower(
+pub(crate) fn place_evicting_lower(
     cycle: &Cycle,
     a: &mut Assignment,
     st: &mut [NodeState],
@@ -226,16 +226,16 @@ fn place_evicting_lower(
 }
 
 /// A node after a pod took room on it by evictions.
-struct Room {
-    node: NodeState,
-    evicted: Vec<usize>,
-    devices: DeviceIds,
+pub(crate) struct Room {
+    pub node: NodeState,
+    pub evicted: Vec<usize>,
+    pub devices: DeviceIds,
 }
 
 /// Evicts `cands` in order on a copy of `node` until `requests` fit, takes the room, then
 /// puts back each evicted unit that still fits (the last evicted first), so that only the
 /// evictions the pod needs remain.
-fn room_by_eviction(cycle: &Cycle, node: &NodeState, cands: &[usize], requests: &[i64]) -> Option<Room> {
+pub(crate) fn room_by_eviction(cycle: &Cycle, node: &NodeState, cands: &[usize], requests: &[i64]) -> Option<Room> {
     let mut trial = node.clone();
     for (i, &x) in cands.iter().enumerate() {
         for &p in &cycle.victims[x].pods {
@@ -328,29 +328,9 @@ pub fn place_with_node_preemption(cycle: &Cycle, order: &[GroupId]) -> Assignmen
         }
         let (saved_st, saved_ev) = (st.clone(), evicted.clone());
         let mut pods: Vec<NewPod> = Vec::new();
-        let mut need: Vec<(TaskId, i64)> = Vec::new();
-        let tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
-        let mut total = 0;
-        if grp.policy == Policy::Gang {
-            for &t in &tasks {
-                need.push((t, inst.tasks[t].min_count));
-                total += inst.tasks[t].min_count;
-            }
-        }
-        let mut missing = inst.min_new_pods(g) - total;
-        for &t in &tasks {
-            if missing <= 0 {
-                break;
-            }
-            let have = need.iter().find(|(x, _)| *x == t).map(|x| x.1).unwrap_or(0);
-            let more = (inst.tasks[t].count - have).min(missing);
-            if more > 0 {
-                need.push((t, more));
-                missing -= more;
-            }
-        }
-        let mut ok = missing <= 0;
-        'pods: for &(t, k) in &need {
+        let need = minimum_pods(inst, g);
+        let mut ok = need.is_some();
+        'pods: for &(t, k) in need.iter().flatten() {
             for _ in 0..k {
                 match place_pod(cycle, &mut st, &mut evicted, &in_order, g, t) {
                     Some(p) => pods.push(p),
@@ -378,6 +358,35 @@ pub fn place_with_node_preemption(cycle: &Cycle, order: &[GroupId]) -> Assignmen
     }
     a.evicted = (0..cycle.victims.len()).filter(|&u| evicted[u]).collect();
     a
+}
+
+/// The pods group `g`'s minimums need, per task: each task's own minimum in a gang, then
+/// more from the tasks in order until the group's minimum; `None` when its tasks cannot
+/// reach it.
+pub(crate) fn minimum_pods(inst: &Instance, g: GroupId) -> Option<Vec<(TaskId, i64)>> {
+    let grp = &inst.groups[g];
+    let mut need: Vec<(TaskId, i64)> = Vec::new();
+    let tasks: Vec<TaskId> = grp.tasks.iter().copied().filter(|&t| inst.tasks[t].count > 0).collect();
+    let mut total = 0;
+    if grp.policy == Policy::Gang {
+        for &t in &tasks {
+            need.push((t, inst.tasks[t].min_count));
+            total += inst.tasks[t].min_count;
+        }
+    }
+    let mut missing = inst.min_new_pods(g) - total;
+    for &t in &tasks {
+        if missing <= 0 {
+            break;
+        }
+        let have = need.iter().find(|(x, _)| *x == t).map(|x| x.1).unwrap_or(0);
+        let more = (inst.tasks[t].count - have).min(missing);
+        if more > 0 {
+            need.push((t, more));
+            missing -= more;
+        }
+    }
+    (missing <= 0).then_some(need)
 }
 
 /// One pod of task `t` of group `g`: without eviction if possible, else on the node with

@@ -1,25 +1,34 @@
-//! Ruin and recreate with evictions: an incumbent move for cycles with victims.
+//! Incumbent moves that clear room: ruin and recreate with evictions, relocation, and
+//! fewer evictions.
 //!
 //! The plain move ([`crate::engine::greedy::ruin_and_recreate`]) leaves alone every node
 //! where the incumbent evicts and every group with a pod on one, so that no eviction
 //! loses the pods that need it. In cycles with heavy preemption nearly every placed group
 //! evicts, and a left-out group that fits nowhere, even with every victim it may evict
 //! removed, stays out: the room it needs is held by placed groups that could go elsewhere.
-//! This move clears a few nodes of their pending pods, gives back the evictions no new pod
-//! then sits beside, and places the left-out group and the groups taken off again with
-//! the Kubernetes-style preemption run ([`k8s_preempt::preempt_from`]: first fit, else
-//! lower-priority victims removed and reprieved), keeping the result only when it beats
-//! the incumbent under terms 1-3.
+//! The first move, [`with_evictions`], clears a few nodes of their pending groups, gives
+//! back the evictions no new pod then sits beside, and places the left-out group and the
+//! groups taken off again with the Kubernetes-style preemption run
+//! ([`k8s_preempt::preempt_from`]: first fit, else lower-priority victims removed and
+//! reprieved), keeping the result only when it beats the incumbent under terms 1-3.
 //!
-//! The second move, [`fewer_evictions`], serves the eviction tiers: the groups beside an
+//! The second move, [`by_relocation`], clears nodes without taking any group off: the new
+//! pods there move one by one to other nodes, so a gang that needs whole nodes finds them
+//! even where every node holds a pod or two of groups that are placed everywhere.
+//!
+//! The third move, [`fewer_evictions`], serves the eviction tiers: the groups beside an
 //! eviction at the priority being lowered are placed again with only lower victims
 //! evicted.
 
 use crate::baselines::k8s_preempt;
-use crate::engine::assignment::{beats, Assignment};
+use crate::engine::assignment::{beats, Assignment, NewPod};
 use crate::engine::cycle::Cycle;
+use crate::engine::cycle::NodeState;
 use crate::engine::greedy;
+use crate::engine::ledger::Ledger;
+use crate::exact::repair;
 use crate::model::*;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Most node sets tried per left-out group (each try is a preemption run).
@@ -84,6 +93,246 @@ pub fn with_evictions(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Optio
         }
     }
     kept
+}
+
+/// Places left-out groups of priority level `rank` on nodes cleared by moving the new pods
+/// there elsewhere, pod by pod: the groups that own them stay placed. For each left-out
+/// group, smallest first, with no required level, sliced task or running member: the
+/// nodes [`relocatable`] lists are taken in order until they hold its minimum, their new
+/// pods are taken off and the evictions beside no new pod given back; the group's
+/// minimum pods go on those nodes (evicting there, lowest priority first, what it may
+/// evict), then each pod taken off goes, largest first, to the first node with room,
+/// else to the one whose evictions weigh least ([`repair::place_evicting_lower`]). A pod
+/// that finds no room takes its group off when that group is below `rank`, else the try
+/// fails. A move is kept when it beats `a` under terms 1-3; up to [`TRIES`] node sets per
+/// group, each one node further down the list. Stops at `until`. Returns how many moves
+/// it kept.
+pub fn by_relocation(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option<Instant>) -> usize {
+    let inst = cycle.inst;
+    let plain = |g: GroupId| {
+        let grp = &inst.groups[g];
+        grp.bound.is_empty() && grp.tasks.iter().all(|&t| repair::movable(inst, t))
+    };
+    let left: Vec<GroupId> =
+        greedy::small_first_order(cycle).into_iter().filter(|&g| inst.groups[g].rank == rank && !a.is_placed(g) && plain(g)).collect();
+    let units_on = repair::single_node_units(cycle);
+    let mut kept = 0;
+    let mut failed: Vec<GroupId> = Vec::new();
+    for g in left.into_iter().take(GROUPS) {
+        if failed.iter().any(|&h| greedy::alike(cycle, g, h)) {
+            continue;
+        }
+        let (Some(&big), Some(need)) = (greedy::tasks_largest_first(cycle, g).first(), repair::minimum_pods(inst, g)) else { continue };
+        let cands = relocatable(cycle, a, g, big, &units_on);
+        let want = inst.min_new_pods(g).max(1);
+        for first in 0..TRIES.min(cands.len()) {
+            if until.is_some_and(|t| Instant::now() >= t) {
+                return kept;
+            }
+            let (mut nodes, mut room) = (Vec::new(), 0);
+            for &(n, holds) in &cands[first..] {
+                if room >= want {
+                    break;
+                }
+                nodes.push(n);
+                room += holds;
+            }
+            if room < want {
+                break;
+            }
+            if let Some(better) = relocate(cycle, a, (g, &need), &nodes, &units_on) {
+                *a = better;
+                kept += 1;
+                break;
+            }
+        }
+        if !a.is_placed(g) {
+            failed.push(g);
+        }
+    }
+    kept
+}
+
+/// One try of [`by_relocation`]: `a` with the new pods on `nodes` moved elsewhere and
+/// group `g` placed there with its minimum pods `need`; `Some` when that beats `a`.
+fn relocate(
+    cycle: &Cycle,
+    a: &Assignment,
+    (g, need): (GroupId, &[(TaskId, i64)]),
+    nodes: &[NodeId],
+    units_on: &[Vec<usize>],
+) -> Option<Assignment> {
+    let inst = cycle.inst;
+    let mut trial = a.clone();
+    let mut st = greedy::states_after(cycle, &trial);
+    let mut moving: Vec<(GroupId, TaskId)> = Vec::new();
+    for (h, pods) in trial.pods.iter_mut().enumerate() {
+        pods.retain(|p| {
+            let off = nodes.contains(&p.node);
+            if off {
+                st[p.node].release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+                moving.push((h, p.task));
+            }
+            !off
+        });
+    }
+    if moving.iter().any(|&(_, t)| !repair::movable(inst, t)) {
+        return None;
+    }
+    // Rule 6: an eviction is needed only by new pods on its victims' nodes.
+    let mut holds_new = vec![false; inst.nodes.len()];
+    for p in trial.pods.iter().flatten() {
+        holds_new[p.node] = true;
+    }
+    let given_back: Vec<usize> =
+        trial.evicted.iter().copied().filter(|&u| !cycle.victims[u].pods.iter().any(|&p| holds_new[inst.pods[p].node])).collect();
+    for &u in &given_back {
+        if k8s_preempt::restore_unit(cycle, &mut st, &cycle.victims[u].pods) {
+            trial.evicted.retain(|&x| x != u);
+        }
+    }
+    for &(t, k) in need {
+        for _ in 0..k {
+            let pod = place_on(cycle, &mut trial, &mut st, (g, t), nodes, units_on)?;
+            trial.pods[g].push(pod);
+        }
+    }
+    moving.sort_by(|x, y| greedy::task_size(cycle, y.1).total_cmp(&greedy::task_size(cycle, x.1)).then(x.cmp(y)));
+    let mut dropped: Vec<GroupId> = Vec::new();
+    for (h, t) in moving {
+        if dropped.contains(&h) {
+            continue;
+        }
+        if let Some(pod) = first_fit(cycle, &mut st, t) {
+            trial.pods[h].push(pod);
+        } else if !repair::place_evicting_lower(cycle, &mut trial, &mut st, units_on, (h, t), &[], i64::MAX) {
+            if inst.groups[h].rank >= inst.groups[g].rank {
+                return None;
+            }
+            for p in std::mem::take(&mut trial.pods[h]) {
+                st[p.node].release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+            }
+            dropped.push(h);
+        }
+    }
+    // Queue limits (rule 7): the pods moved keep their queues' usage; `g` adds its own.
+    let pods_g = std::mem::take(&mut trial.pods[g]);
+    let within = Ledger::after(cycle, &trial).is_none_or(|l| l.fits(g, &pods_g));
+    trial.pods[g] = pods_g;
+    (within && beats(inst, &cycle.victims, &trial, a)).then_some(trial)
+}
+
+/// A pod of task `t` on the first eligible node with room, without eviction.
+fn first_fit(cycle: &Cycle, st: &mut [NodeState], t: TaskId) -> Option<NewPod> {
+    let inst = cycle.inst;
+    cycle.eligible[t]
+        .iter()
+        .find_map(|&n| st[n].take(inst, &cycle.shared_ids, &inst.tasks[t].requests).map(|devices| NewPod { task: t, node: n, devices }))
+}
+
+/// A pod of task `t` of group `g` on one of `nodes`: the first with room, else the first
+/// where evicting the single-node units there that `g` may evict, lowest priority first,
+/// makes room ([`repair::room_by_eviction`] keeps only the ones it needs).
+fn place_on(
+    cycle: &Cycle,
+    a: &mut Assignment,
+    st: &mut [NodeState],
+    (g, t): (GroupId, TaskId),
+    nodes: &[NodeId],
+    units_on: &[Vec<usize>],
+) -> Option<NewPod> {
+    let inst = cycle.inst;
+    let requests = &inst.tasks[t].requests;
+    let eligible = |n: &NodeId| cycle.eligible[t].contains(n);
+    for &n in nodes.iter().filter(|n| eligible(n)) {
+        if let Some(devices) = st[n].take(inst, &cycle.shared_ids, requests) {
+            return Some(NewPod { task: t, node: n, devices });
+        }
+    }
+    for &n in nodes.iter().filter(|n| eligible(n)) {
+        let mut cands: Vec<usize> = units_on[n].iter().copied().filter(|&u| cycle.may_preempt(g, u) && !a.evicted.contains(&u)).collect();
+        cands.sort_by_key(|&u| (cycle.victims[u].priority, cycle.victims[u].pods.len(), u));
+        if let Some(room) = repair::room_by_eviction(cycle, &st[n], &cands, requests) {
+            st[n] = room.node;
+            a.evicted.extend(room.evicted);
+            return Some(NewPod { task: t, node: n, devices: room.devices });
+        }
+    }
+    None
+}
+
+/// The nodes [`by_relocation`] may clear for group `g`'s largest task `big`, each with how
+/// many of its pods it then holds: eligible for `big`, every new pod there movable and
+/// with room on another node ([`nodes_with_room`]), and room for a pod of `big` once
+/// those pods are off, the evictions there given back and the single-node units `g` may
+/// evict there off; fewest new pods first (each is a pod to move), then fewest victim pods.
+fn relocatable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId, units_on: &[Vec<usize>]) -> Vec<(NodeId, i64)> {
+    let inst = cycle.inst;
+    let states = greedy::states_after(cycle, a);
+    let mut pending_on: Vec<Vec<&NewPod>> = vec![Vec::new(); inst.nodes.len()];
+    for p in a.pods.iter().flatten() {
+        pending_on[p.node].push(p);
+    }
+    // Per task of a pod that would move: the nodes (at most two) where one of its pods
+    // fits now, evicting what its group may evict there. A node whose pods have nowhere
+    // else to go is not worth clearing (whole-node pods, typically).
+    let mut room_for: BTreeMap<TaskId, Vec<NodeId>> = BTreeMap::new();
+    let mut elsewhere = |t: TaskId, n: NodeId| {
+        let at = room_for.entry(t).or_insert_with(|| nodes_with_room(cycle, a, &states, t, units_on));
+        at.iter().any(|&m| m != n)
+    };
+    let mut cands: Vec<(usize, usize, NodeId, i64)> = cycle.eligible[big]
+        .iter()
+        .copied()
+        .filter(|&n| pending_on[n].iter().all(|p| repair::movable(inst, p.task) && elsewhere(p.task, n)))
+        .filter_map(|n| {
+            let mut s = states[n].clone();
+            for p in &pending_on[n] {
+                s.release(inst, &cycle.shared_ids, &inst.tasks[p.task].requests, &p.devices);
+            }
+            // The evictions there go back once it holds no new pod ([`relocate`]).
+            let mut back = Vec::new();
+            for &u in units_on[n].iter().filter(|&&u| a.evicted.contains(&u)) {
+                let mut t = s.clone();
+                if cycle.victims[u].pods.iter().all(|&p| k8s_preempt::restore_pod(cycle, &mut t, p)) {
+                    s = t;
+                    back.push(u);
+                }
+            }
+            let mut victim_pods = 0;
+            let evictable = |u: usize| cycle.may_preempt(g, u) && (!a.evicted.contains(&u) || back.contains(&u));
+            for &u in units_on[n].iter().filter(|&&u| evictable(u)) {
+                for &p in &cycle.victims[u].pods {
+                    k8s_preempt::release(cycle, &mut s, p);
+                    victim_pods += 1;
+                }
+            }
+            let holds = greedy::pods_fitting(cycle, &mut s, big);
+            (holds > 0).then_some((pending_on[n].len(), victim_pods, n, holds))
+        })
+        .collect();
+    cands.sort_unstable();
+    cands.into_iter().map(|(_, _, n, holds)| (n, holds)).collect()
+}
+
+/// Up to two nodes where a pod of task `t` fits after `a` (`states`), on free room or by
+/// evicting single-node units its group may evict there.
+fn nodes_with_room(cycle: &Cycle, a: &Assignment, states: &[NodeState], t: TaskId, units_on: &[Vec<usize>]) -> Vec<NodeId> {
+    let inst = cycle.inst;
+    let g = inst.tasks[t].group;
+    let fits = |n: NodeId| {
+        let mut s = states[n].clone();
+        if greedy::pods_fitting(cycle, &mut s, t) > 0 {
+            return true;
+        }
+        for &u in units_on[n].iter().filter(|&&u| cycle.may_preempt(g, u) && !a.evicted.contains(&u)) {
+            for &p in &cycle.victims[u].pods {
+                k8s_preempt::release(cycle, &mut s, p);
+            }
+        }
+        greedy::pods_fitting(cycle, &mut s, t) > 0
+    };
+    cycle.eligible[t].iter().copied().filter(|&n| fits(n)).take(2).collect()
 }
 
 /// Most evicted units one pass of [`fewer_evictions`] tries to give back (each try is a
@@ -309,6 +558,95 @@ podGroups:
         let mut a = start.clone();
         assert_eq!(with_evictions(&cycle, &mut a, inst.groups[0].rank, None), 0);
         assert_eq!((a.pods.iter().map(|p| p.len()).collect::<Vec<_>>(), a.evicted.clone()), (vec![0, 1, 1], start.evicted));
+    }
+
+    /// Three 4-cpu nodes. `low` (priority 0, 3 cpu) runs on n1. The start places the gang
+    /// `a` (priority 10, two pods of 2 cpu) on n1, evicting `low` (3 + 2 > 4: needed), and
+    /// on n2, and `big` (priority 100, 4 cpu) on n3; `top` (priority 100, 4 cpu, with
+    /// `top_policy`) is left out, and the plain ruin and recreate cannot move `a` (it has
+    /// a pod beside an eviction).
+    fn a_gang_spread_over_two_nodes(top_policy: &str) -> (Instance, Assignment) {
+        let inst = Instance::from_text(&format!(
+            "nodes:
+  - {{name: n1, allocatable: {{cpu: \"4\"}}}}
+  - {{name: n2, allocatable: {{cpu: \"4\"}}}}
+  - {{name: n3, allocatable: {{cpu: \"4\"}}}}
+podGroups:
+  - {{name: top, priority: 100, preemptionPolicy: {top_policy}, tasks: [{{name: w, count: 1, requests: {{cpu: \"4\"}}}}]}}
+  - {{name: a, priority: 10, tasks: [{{name: w, count: 2, requests: {{cpu: \"2\"}}}}]}}
+  - {{name: big, priority: 100, tasks: [{{name: w, count: 1, requests: {{cpu: \"4\"}}}}]}}
+pods:
+  - {{name: low, node: n1, priority: 0, requests: {{cpu: \"3\"}}, preemptible: true}}
+"
+        ))
+        .unwrap();
+        let cycle = Cycle::new(&inst);
+        let mut start = start_with(&inst, 2, 2);
+        let pod = |n: NodeId| NewPod { task: inst.groups[1].tasks[0], node: n, devices: Default::default() };
+        start.pods[1] = vec![pod(0), pod(1)];
+        start.evicted = vec![unit_of(&cycle, "low")];
+        (inst, start)
+    }
+
+    /// n3 is no candidate: `big`'s pod fits on no other node, even with `low` evicted.
+    /// n1 and n2 each hold one pod of `a`, which has room on the other. Cleared, n1 gives
+    /// `low` back (no new pod beside it): `top` may evict it again, so n1 holds `top`, but
+    /// after n2 (one victim pod to evict against none). `top` takes n2 and `a`'s pod joins
+    /// the other on n1 (2 + 2 = 4, `low` still needed). Terms: 2 groups at priority 100
+    /// instead of 1, `a` still placed, the same one eviction. With `top` not allowed to
+    /// evict, n1 is no candidate (`low` back, 1 cpu free).
+    #[test]
+    fn a_left_out_group_takes_a_node_whose_pods_move() {
+        let (inst, start) = a_gang_spread_over_two_nodes("Never");
+        let cycle = Cycle::new(&inst);
+        let top = inst.groups[0].tasks[0];
+        assert_eq!(relocatable(&cycle, &start, 0, top, &repair::single_node_units(&cycle)), vec![(1, 1)]);
+        let (inst, start) = a_gang_spread_over_two_nodes("PreemptLowerPriority");
+        let cycle = Cycle::new(&inst);
+        assert_eq!(relocatable(&cycle, &start, 0, top, &repair::single_node_units(&cycle)), vec![(1, 1), (0, 1)]);
+        let mut plain = start.clone();
+        assert_eq!(greedy::ruin_and_recreate(&cycle, &mut plain, inst.groups[0].rank, None), 0);
+        let mut a = start.clone();
+        assert_eq!(by_relocation(&cycle, &mut a, inst.groups[0].rank, None), 1);
+        let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
+        assert_eq!((nodes(0), nodes(1), nodes(2)), (vec![1], vec![0, 0], vec![2]));
+        assert_eq!(a.evicted, vec![unit_of(&cycle, "low")]);
+        assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
+    }
+
+    /// Two 4-cpu nodes: n1 holds both pods of the gang `a` (2 cpu each), n2 the pod of `c`
+    /// (priority 10, 2 cpu); `top` (priority 100, 4 cpu) is left out. n2 is no candidate
+    /// (`c`'s pod has no room on n1), n1 is: each pod of `a` has room on n2, but only one
+    /// fits there. With `a` at priority 10 it is taken off and `top` takes n1 (one group
+    /// at priority 100 for one at 10); with `a` at priority 100, as high as `top`, the try
+    /// fails and nothing moves.
+    #[test]
+    fn a_pod_with_no_room_left_takes_its_group_off_only_below_the_level() {
+        for (a_priority, moves) in [(10, 1), (100, 0)] {
+            let inst = Instance::from_text(&format!(
+                "nodes:
+  - {{name: n1, allocatable: {{cpu: \"4\"}}}}
+  - {{name: n2, allocatable: {{cpu: \"4\"}}}}
+podGroups:
+  - {{name: top, priority: 100, tasks: [{{name: w, count: 1, requests: {{cpu: \"4\"}}}}]}}
+  - {{name: a, priority: {a_priority}, tasks: [{{name: w, count: 2, requests: {{cpu: \"2\"}}}}]}}
+  - {{name: c, priority: 10, tasks: [{{name: w, count: 1, requests: {{cpu: \"2\"}}}}]}}
+"
+            ))
+            .unwrap();
+            let cycle = Cycle::new(&inst);
+            let mut start = start_with(&inst, 2, 1);
+            let pod = NewPod { task: inst.groups[1].tasks[0], node: 0, devices: Default::default() };
+            start.pods[1] = vec![pod.clone(), pod];
+            let top = inst.groups[0].tasks[0];
+            assert_eq!(relocatable(&cycle, &start, 0, top, &repair::single_node_units(&cycle)), vec![(0, 1)]);
+            let mut a = start.clone();
+            assert_eq!(by_relocation(&cycle, &mut a, inst.groups[0].rank, None), moves, "a at priority {a_priority}");
+            let nodes = |g: usize| a.pods[g].iter().map(|p| p.node).collect::<Vec<_>>();
+            let expected = if moves == 1 { (vec![0], vec![], vec![1]) } else { (vec![], vec![0, 0], vec![1]) };
+            assert_eq!((nodes(0), nodes(1), nodes(2)), expected, "a at priority {a_priority}");
+            assert!(crate::check::check(&inst, &assemble(&cycle, &a, Status::Feasible, f64::NAN)).is_valid());
+        }
     }
 
     /// Two 4-cpu nodes: n1 holds `mid` (priority 50, 3 cpu), n2 holds `low` (priority 0,

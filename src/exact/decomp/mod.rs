@@ -678,8 +678,9 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// first, added back after), when that is a master solution better under the tiers once
 /// repaired for rule 6 (a group that moved may leave an eviction unneeded); then the
 /// groups still left out with evictions ([`refill_with_evictions`], in cycles with
-/// victims), by ruin and recreate ([`ruin_and_recreate`]) and by ruin and recreate with
-/// evictions ([`ruin_with_evictions`], in cycles with victims). A result with evictions
+/// victims), by ruin and recreate ([`ruin_and_recreate`]), by ruin and recreate with
+/// evictions ([`ruin_with_evictions`], in cycles with victims) and on nodes cleared by
+/// moving pods ([`super::ruin::by_relocation`]). A result with evictions
 /// that the master cannot take goes to `r.outside` ([`Outside`]).
 fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, r: Refill) {
     let Refill { level, frag, until, outside } = r;
@@ -699,6 +700,10 @@ fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, r: Refill
     }
     if !prob.cycle.victims.is_empty() && Instant::now() < until {
         ruin_with_evictions(prob, m, x, level, until, outside);
+    }
+    if Instant::now() < until {
+        let mv = |run: &mut Assignment| super::ruin::by_relocation(prob.cycle, run, level, Some(until));
+        evicting_move(prob, m, x, (Component::Placed(level), "relocation"), outside, mv);
     }
     if prob.cycle.diag.debug {
         eprintln!("refill placed@{level}: {before} -> {}", m.value(Component::Placed(level), x));
