@@ -37,6 +37,10 @@ const TRIES: usize = 3;
 /// Most left-out groups one pass tries.
 const GROUPS: usize = 16;
 
+/// Most left-out groups one pass of [`by_relocation`] tries: its tries cost less than a
+/// preemption run, and the gangs it is for come last, smallest first.
+const RELOCATED: usize = 64;
+
 /// Most groups one try takes off: each is placed again by a preemption run.
 const MOST_RUINED: usize = 8;
 
@@ -97,16 +101,16 @@ pub fn with_evictions(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Optio
 
 /// Places left-out groups of priority level `rank` on nodes cleared by moving the new pods
 /// there elsewhere, pod by pod: the groups that own them stay placed. For each left-out
-/// group, smallest first, with no required level, sliced task or running member: the
-/// nodes [`relocatable`] lists are taken in order until they hold its minimum, their new
-/// pods are taken off and the evictions beside no new pod given back; the group's
-/// minimum pods go on those nodes (evicting there, lowest priority first, what it may
-/// evict), then each pod taken off goes, largest first, to the first node with room,
-/// else to the one whose evictions weigh least ([`repair::place_evicting_lower`]). A pod
-/// that finds no room takes its group off when that group is below `rank`, else the try
-/// fails. A move is kept when it beats `a` under terms 1-3; up to [`TRIES`] node sets per
-/// group, each one node further down the list. Stops at `until`. Returns how many moves
-/// it kept.
+/// group, smallest first (at most [`RELOCATED`]), with no required level, sliced task or
+/// running member: the nodes [`relocatable`] lists are taken in order until they hold its
+/// minimum, their new pods are taken off and the evictions beside no new pod given back;
+/// the group's minimum pods go on those nodes (evicting there, lowest priority first,
+/// what it may evict), then each pod taken off goes, largest first, to the first node
+/// with room, else to the one whose evictions weigh least
+/// ([`repair::place_evicting_lower`]). A pod that finds no room takes its group off when
+/// that group is below `rank`, else the try fails. A move is kept when it beats `a` under
+/// terms 1-3; up to [`TRIES`] node sets per group, each one node further down the list.
+/// Stops at `until`. Returns how many moves it kept.
 pub fn by_relocation(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option<Instant>) -> usize {
     let inst = cycle.inst;
     let plain = |g: GroupId| {
@@ -118,7 +122,7 @@ pub fn by_relocation(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option
     let units_on = repair::single_node_units(cycle);
     let mut kept = 0;
     let mut failed: Vec<GroupId> = Vec::new();
-    for g in left.into_iter().take(GROUPS) {
+    for g in left.into_iter().take(RELOCATED) {
         if failed.iter().any(|&h| greedy::alike(cycle, g, h)) {
             continue;
         }
