@@ -22,8 +22,7 @@
 
 use crate::baselines::k8s_preempt;
 use crate::engine::assignment::{beats, Assignment, NewPod};
-use crate::engine::cycle::Cycle;
-use crate::engine::cycle::NodeState;
+use crate::engine::cycle::{Cycle, NodeState};
 use crate::engine::greedy;
 use crate::engine::ledger::Ledger;
 use crate::exact::repair;

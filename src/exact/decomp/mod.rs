@@ -680,8 +680,8 @@ fn fill_left_out(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, refill: Optio
 /// groups still left out with evictions ([`refill_with_evictions`], in cycles with
 /// victims), by ruin and recreate ([`ruin_and_recreate`]), by ruin and recreate with
 /// evictions ([`ruin_with_evictions`], in cycles with victims) and on nodes cleared by
-/// moving pods ([`super::ruin::by_relocation`]). A result with evictions
-/// that the master cannot take goes to `r.outside` ([`Outside`]).
+/// moving pods ([`super::ruin::by_relocation`]). A result with evictions that the master
+/// cannot take goes to `r.outside` ([`Outside`]).
 fn refill_open_level(prob: &Problem, m: &mut Master, x: &mut Vec<f64>, r: Refill) {
     let Refill { level, frag, until, outside } = r;
     let lean = lean_incumbent(prob, m, x);
