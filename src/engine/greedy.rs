@@ -546,18 +546,7 @@ pub fn ruin_and_recreate(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Op
         let cands = ruin_candidates(cycle, a, &evicting, big);
         let need = inst.min_new_pods(g).max(1);
         for first in 0..RUIN_TRIES.min(cands.len()) {
-            let mut nodes = Vec::new();
-            let mut room = 0;
-            for &(n, gain) in &cands[first..] {
-                if room >= need {
-                    break;
-                }
-                nodes.push(n);
-                room += gain;
-            }
-            if room < need {
-                break;
-            }
+            let Some(nodes) = node_set(&cands, first, need) else { break };
             let ruined: Vec<GroupId> =
                 largest_first.iter().copied().filter(|&h| a.pods[h].iter().any(|p| nodes.contains(&p.node))).collect();
             let mut trial = a.clone();
@@ -601,6 +590,21 @@ pub(crate) fn alike(cycle: &Cycle, g: GroupId, h: GroupId) -> bool {
             let (a, b) = (&inst.tasks[s], &inst.tasks[t]);
             (a.count, a.min_count) == (b.count, b.min_count) && a.requests == b.requests && cycle.eligible[s] == cycle.eligible[t]
         })
+}
+
+/// The nodes of `cands[first..]` (each with how many pods it can hold), in order, until
+/// they hold `need`; `None` when they all hold less. The node set of one ruin try.
+pub(crate) fn node_set(cands: &[(NodeId, i64)], first: usize, need: i64) -> Option<Vec<NodeId>> {
+    let mut nodes = Vec::new();
+    let mut room = 0;
+    for &(n, holds) in &cands[first..] {
+        if room >= need {
+            break;
+        }
+        nodes.push(n);
+        room += holds;
+    }
+    (room >= need).then_some(nodes)
 }
 
 /// The nodes [`ruin_and_recreate`] may clear for a group whose largest task is `big`,

@@ -73,18 +73,7 @@ pub fn with_evictions(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Optio
             if until.is_some_and(|t| Instant::now() >= t) {
                 return kept;
             }
-            let mut nodes = Vec::new();
-            let mut room = 0;
-            for &(n, holds) in &cands[first..] {
-                if room >= need {
-                    break;
-                }
-                nodes.push(n);
-                room += holds;
-            }
-            if room < need {
-                break;
-            }
+            let Some(nodes) = greedy::node_set(&cands, first, need) else { break };
             if let Some(better) = recreate(cycle, a, g, &nodes, &largest_first) {
                 *a = better;
                 kept += 1;
@@ -132,17 +121,7 @@ pub fn by_relocation(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option
             if until.is_some_and(|t| Instant::now() >= t) {
                 return kept;
             }
-            let (mut nodes, mut room) = (Vec::new(), 0);
-            for &(n, holds) in &cands[first..] {
-                if room >= want {
-                    break;
-                }
-                nodes.push(n);
-                room += holds;
-            }
-            if room < want {
-                break;
-            }
+            let Some(nodes) = greedy::node_set(&cands, first, want) else { break };
             if let Some(better) = relocate(cycle, a, (g, &need), &nodes, &units_on) {
                 *a = better;
                 kept += 1;
