@@ -389,16 +389,22 @@ pub(crate) fn minimum_pods(inst: &Instance, g: GroupId) -> Option<Vec<(TaskId, i
     (missing <= 0).then_some(need)
 }
 
+/// A pod of task `t` on the first eligible node with room, without eviction.
+pub(crate) fn first_fit(cycle: &Cycle, st: &mut [NodeState], t: TaskId) -> Option<NewPod> {
+    let inst = cycle.inst;
+    cycle.eligible[t]
+        .iter()
+        .find_map(|&n| st[n].take(inst, &cycle.shared_ids, &inst.tasks[t].requests).map(|devices| NewPod { task: t, node: n, devices }))
+}
+
 /// One pod of task `t` of group `g`: without eviction if possible, else on the node with
 /// the cheapest victims (most important victim priority, then pods of that priority, then
 /// all pods evicted).
 fn place_pod(cycle: &Cycle, st: &mut [NodeState], evicted: &mut [bool], in_order: &[bool], g: GroupId, t: TaskId) -> Option<NewPod> {
     let inst = cycle.inst;
     let req = &inst.tasks[t].requests;
-    for &n in &cycle.eligible[t] {
-        if let Some(devices) = st[n].take(inst, &cycle.shared_ids, req) {
-            return Some(NewPod { task: t, node: n, devices });
-        }
+    if let Some(pod) = first_fit(cycle, st, t) {
+        return Some(pod);
     }
     let grp = &inst.groups[g];
     if grp.preempt_never {

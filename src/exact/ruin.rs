@@ -137,6 +137,7 @@ pub fn by_relocation(cycle: &Cycle, a: &mut Assignment, rank: i64, until: Option
 
 /// One try of [`by_relocation`]: `a` with the new pods on `nodes` moved elsewhere and
 /// group `g` placed there with its minimum pods `need`; `Some` when that beats `a`.
+/// `nodes` come from [`relocatable`] on `a`, so every new pod there may move.
 fn relocate(
     cycle: &Cycle,
     a: &Assignment,
@@ -158,17 +159,7 @@ fn relocate(
             !off
         });
     }
-    if moving.iter().any(|&(_, t)| !repair::movable(inst, t)) {
-        return None;
-    }
-    // Rule 6: an eviction is needed only by new pods on its victims' nodes.
-    let mut holds_new = vec![false; inst.nodes.len()];
-    for p in trial.pods.iter().flatten() {
-        holds_new[p.node] = true;
-    }
-    let given_back: Vec<usize> =
-        trial.evicted.iter().copied().filter(|&u| !cycle.victims[u].pods.iter().any(|&p| holds_new[inst.pods[p].node])).collect();
-    for &u in &given_back {
+    for u in beside_no_new_pod(cycle, &trial) {
         if k8s_preempt::restore_unit(cycle, &mut st, &cycle.victims[u].pods) {
             trial.evicted.retain(|&x| x != u);
         }
@@ -185,7 +176,7 @@ fn relocate(
         if dropped.contains(&h) {
             continue;
         }
-        if let Some(pod) = first_fit(cycle, &mut st, t) {
+        if let Some(pod) = repair::first_fit(cycle, &mut st, t) {
             trial.pods[h].push(pod);
         } else if !repair::place_evicting_lower(cycle, &mut trial, &mut st, units_on, (h, t), &[], i64::MAX) {
             if inst.groups[h].rank >= inst.groups[g].rank {
@@ -202,14 +193,6 @@ fn relocate(
     let within = Ledger::after(cycle, &trial).is_none_or(|l| l.fits(g, &pods_g));
     trial.pods[g] = pods_g;
     (within && beats(inst, &cycle.victims, &trial, a)).then_some(trial)
-}
-
-/// A pod of task `t` on the first eligible node with room, without eviction.
-fn first_fit(cycle: &Cycle, st: &mut [NodeState], t: TaskId) -> Option<NewPod> {
-    let inst = cycle.inst;
-    cycle.eligible[t]
-        .iter()
-        .find_map(|&n| st[n].take(inst, &cycle.shared_ids, &inst.tasks[t].requests).map(|devices| NewPod { task: t, node: n, devices }))
 }
 
 /// A pod of task `t` of group `g` on one of `nodes`: the first with room, else the first
@@ -255,12 +238,16 @@ fn relocatable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId, units_on:
     for p in a.pods.iter().flatten() {
         pending_on[p.node].push(p);
     }
+    let mut evicted = vec![false; cycle.victims.len()];
+    for &u in &a.evicted {
+        evicted[u] = true;
+    }
     // Per task of a pod that would move: the nodes (at most two) where one of its pods
     // fits now, evicting what its group may evict there. A node whose pods have nowhere
     // else to go is not worth clearing (whole-node pods, typically).
     let mut room_for: BTreeMap<TaskId, Vec<NodeId>> = BTreeMap::new();
     let mut elsewhere = |t: TaskId, n: NodeId| {
-        let at = room_for.entry(t).or_insert_with(|| nodes_with_room(cycle, a, &states, t, units_on));
+        let at = room_for.entry(t).or_insert_with(|| nodes_with_room(cycle, &evicted, &states, t, units_on));
         at.iter().any(|&m| m != n)
     };
     let mut cands: Vec<(usize, usize, NodeId, i64)> = cycle.eligible[big]
@@ -274,7 +261,7 @@ fn relocatable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId, units_on:
             }
             // The evictions there go back once it holds no new pod ([`relocate`]).
             let mut back = Vec::new();
-            for &u in units_on[n].iter().filter(|&&u| a.evicted.contains(&u)) {
+            for &u in units_on[n].iter().filter(|&&u| evicted[u]) {
                 let mut t = s.clone();
                 if cycle.victims[u].pods.iter().all(|&p| k8s_preempt::restore_pod(cycle, &mut t, p)) {
                     s = t;
@@ -282,7 +269,7 @@ fn relocatable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId, units_on:
                 }
             }
             let mut victim_pods = 0;
-            let evictable = |u: usize| cycle.may_preempt(g, u) && (!a.evicted.contains(&u) || back.contains(&u));
+            let evictable = |u: usize| cycle.may_preempt(g, u) && (!evicted[u] || back.contains(&u));
             for &u in units_on[n].iter().filter(|&&u| evictable(u)) {
                 for &p in &cycle.victims[u].pods {
                     k8s_preempt::release(cycle, &mut s, p);
@@ -297,9 +284,9 @@ fn relocatable(cycle: &Cycle, a: &Assignment, g: GroupId, big: TaskId, units_on:
     cands.into_iter().map(|(_, _, n, holds)| (n, holds)).collect()
 }
 
-/// Up to two nodes where a pod of task `t` fits after `a` (`states`), on free room or by
-/// evicting single-node units its group may evict there.
-fn nodes_with_room(cycle: &Cycle, a: &Assignment, states: &[NodeState], t: TaskId, units_on: &[Vec<usize>]) -> Vec<NodeId> {
+/// Up to two nodes where a pod of task `t` fits on `states`, on free room or by evicting
+/// single-node units its group may evict there (not already `evicted`).
+fn nodes_with_room(cycle: &Cycle, evicted: &[bool], states: &[NodeState], t: TaskId, units_on: &[Vec<usize>]) -> Vec<NodeId> {
     let inst = cycle.inst;
     let g = inst.tasks[t].group;
     let fits = |n: NodeId| {
@@ -307,7 +294,7 @@ fn nodes_with_room(cycle: &Cycle, a: &Assignment, states: &[NodeState], t: TaskI
         if greedy::pods_fitting(cycle, &mut s, t) > 0 {
             return true;
         }
-        for &u in units_on[n].iter().filter(|&&u| cycle.may_preempt(g, u) && !a.evicted.contains(&u)) {
+        for &u in units_on[n].iter().filter(|&&u| cycle.may_preempt(g, u) && !evicted[u]) {
             for &p in &cycle.victims[u].pods {
                 k8s_preempt::release(cycle, &mut s, p);
             }
@@ -377,15 +364,21 @@ fn taken_off(a: &Assignment, nodes: &[NodeId], largest_first: &[GroupId]) -> Opt
 /// eviction is needed only by new pods on its victims' nodes); `None` also when that gives
 /// back more than [`MOST_GIVEN_BACK`] evictions.
 fn ruined(cycle: &Cycle, a: &Assignment, nodes: &[NodeId], largest_first: &[GroupId]) -> Option<(Assignment, Vec<GroupId>)> {
-    let inst = cycle.inst;
     let (mut trial, off) = taken_off(a, nodes, largest_first)?;
+    let back = beside_no_new_pod(cycle, &trial);
+    trial.evicted.retain(|u| !back.contains(u));
+    (back.len() <= MOST_GIVEN_BACK).then_some((trial, off))
+}
+
+/// The units `a` evicts with no new pod on any of their nodes: rule 6 asks an eviction to
+/// be needed by new pods on its victims' nodes, so nothing left needs these.
+fn beside_no_new_pod(cycle: &Cycle, a: &Assignment) -> Vec<usize> {
+    let inst = cycle.inst;
     let mut holds_new = vec![false; inst.nodes.len()];
-    for p in trial.pods.iter().flatten() {
+    for p in a.pods.iter().flatten() {
         holds_new[p.node] = true;
     }
-    let before = trial.evicted.len();
-    trial.evicted.retain(|&u| cycle.victims[u].pods.iter().any(|&p| holds_new[inst.pods[p].node]));
-    (before - trial.evicted.len() <= MOST_GIVEN_BACK).then_some((trial, off))
+    a.evicted.iter().copied().filter(|&u| !cycle.victims[u].pods.iter().any(|&p| holds_new[inst.pods[p].node])).collect()
 }
 
 /// One try: `a` with the pending groups on `nodes` taken off, the evictions beside no new
